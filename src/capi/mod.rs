@@ -1,0 +1,1 @@
+//! The C API (`b2f_*`). Stub.

@@ -1,0 +1,1 @@
+//! c-blosc2's automatic blocksize and split decisions (stune.c).

@@ -1,0 +1,1 @@
+//! LZ4 and LZ4HC through lz4-sys.

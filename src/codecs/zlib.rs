@@ -1,0 +1,1 @@
+//! zlib through libz-sys.

@@ -1,0 +1,1 @@
+//! zstd through zstd-sys.
