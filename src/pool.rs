@@ -1,1 +1,65 @@
-//! The worker pool a context owns: created once with the context, used by every call on it.
+//! Worker pools for block-level parallelism. Like c-blosc2's shared pools, one pool per
+//! thread count lives for the whole process and is shared by every context asking for that
+//! many threads: contexts never spawn threads per call. One thread means no pool at all.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::error::{Error, Result};
+
+/// Worker threads for block-level parallelism.
+pub struct Pool {
+    pool: Option<Arc<rayon::ThreadPool>>,
+    nthreads: usize,
+}
+
+fn registry() -> &'static Mutex<HashMap<usize, Arc<rayon::ThreadPool>>> {
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    POOLS.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+impl Pool {
+    /// A pool of `nthreads` workers (1 = serial, no threads).
+    pub fn new(nthreads: usize) -> Result<Pool> {
+        if nthreads == 0 {
+            return Err(Error::invalid("nthreads must be at least 1"));
+        }
+        if nthreads == 1 {
+            return Ok(Pool { pool: None, nthreads });
+        }
+        let mut pools = registry().lock().unwrap_or_else(|e| e.into_inner());
+        let pool = match pools.get(&nthreads) {
+            Some(p) => Arc::clone(p),
+            None => {
+                let p = Arc::new(
+                    rayon::ThreadPoolBuilder::new()
+                        .num_threads(nthreads)
+                        .thread_name(move |i| format!("b2frame-{nthreads}-{i}"))
+                        .build()
+                        .map_err(|e| Error::Internal(format!("cannot start {nthreads} threads: {e}")))?,
+                );
+                pools.insert(nthreads, Arc::clone(&p));
+                p
+            }
+        };
+        Ok(Pool {
+            pool: Some(pool),
+            nthreads,
+        })
+    }
+
+    pub fn nthreads(&self) -> usize {
+        self.nthreads
+    }
+
+    /// The rayon pool to run parallel work in, when there is more than one thread.
+    pub fn rayon(&self) -> Option<&rayon::ThreadPool> {
+        self.pool.as_deref()
+    }
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool").field("nthreads", &self.nthreads).finish()
+    }
+}

@@ -1,6 +1,28 @@
-//! Compression parameters and the compression context. Stub.
+//! Compression parameters, the compression context and the chunk encoder.
+//!
+//! The encoder makes the decisions c-blosc2 makes (blocksize, split, memcpy fallback, runs,
+//! all-zero chunks, dictionaries), so for deterministic codecs the chunks are byte-identical
+//! to c-blosc2's. Blocks are compressed independently on the context's pool and laid out in
+//! block order, so the output does not depend on the number of threads.
 
+use std::cell::RefCell;
+
+use rayon::prelude::*;
+
+use super::blocksize::{compute_blocksize, split_block, MIN_BUFFERSIZE};
+use super::header::{self, ChunkHeader, SpecialValue};
+use super::{EXTENDED_HEADER_LEN, MAX_BLOCKSIZE, MAX_BUFFERSIZE, MAX_OVERHEAD};
+use crate::codecs;
 use crate::error::{Error, Result};
+use crate::filters;
+use crate::pool::Pool;
+
+/// Types larger than this are compressed as a stream of bytes (c-blosc2's `BLOSC_MAX_TYPESIZE`).
+const MAX_SPLIT_TYPESIZE: usize = 255;
+/// Largest dictionary built for a chunk.
+const MAX_DICT_SIZE: usize = codecs::zstd::MAX_DICT_SIZE;
+/// Below this a dictionary is not worth building.
+const MIN_USEFUL_DICT: usize = 256;
 
 /// How blocks are split into one stream per byte of the type (c-blosc2 values).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -9,6 +31,19 @@ pub enum SplitMode {
     Never = 2,
     Auto = 3,
     ForwardCompat = 4,
+}
+
+impl TryFrom<u8> for SplitMode {
+    type Error = Error;
+    fn try_from(v: u8) -> Result<SplitMode> {
+        Ok(match v {
+            1 => SplitMode::Always,
+            2 => SplitMode::Never,
+            3 => SplitMode::Auto,
+            4 => SplitMode::ForwardCompat,
+            _ => bail!(invalid, "splitmode {v} is not one of 1 (always), 2 (never), 3 (auto), 4 (forward compat)"),
+        })
+    }
 }
 
 /// Compression parameters (the engine's form of `b2f_cparams`).
@@ -30,9 +65,9 @@ impl Default for CParams {
     /// c-blosc2's `BLOSC2_CPARAMS_DEFAULTS`.
     fn default() -> Self {
         CParams {
-            codec: crate::codecs::BLOSCLZ,
+            codec: codecs::BLOSCLZ,
             clevel: 5,
-            filters: [0, 0, 0, 0, 0, crate::filters::SHUFFLE],
+            filters: [0, 0, 0, 0, 0, filters::SHUFFLE],
             filters_meta: [0; 6],
             typesize: 8,
             blocksize: 0,
@@ -43,29 +78,259 @@ impl Default for CParams {
     }
 }
 
+impl CParams {
+    /// Checks every field; unknown codecs and filters are `Unsupported`, bad values `InvalidArgument`.
+    pub fn validate(&self) -> Result<()> {
+        match self.codec {
+            codecs::BLOSCLZ | codecs::LZ4 | codecs::LZ4HC | codecs::ZLIB | codecs::ZSTD => {}
+            c => bail!(unsupported, "codec id {c} ({}) is not supported by b2frame", codecs::name(c)),
+        }
+        if self.clevel > 9 {
+            bail!(invalid, "clevel {} is outside 0..=9", self.clevel);
+        }
+        for &f in &self.filters {
+            match f {
+                filters::NOFILTER
+                | filters::SHUFFLE
+                | filters::BITSHUFFLE
+                | filters::DELTA
+                | filters::TRUNC_PREC
+                | filters::BYTEDELTA => {}
+                other => bail!(
+                    unsupported,
+                    "filter id {other} ({}) is not supported by b2frame for compression",
+                    filters::name(other)
+                ),
+            }
+        }
+        if self.typesize == 0 || self.typesize > MAX_BLOCKSIZE {
+            bail!(invalid, "typesize {} is outside 1..={MAX_BLOCKSIZE}", self.typesize);
+        }
+        if self.blocksize > MAX_BLOCKSIZE {
+            bail!(invalid, "blocksize {} exceeds the maximum ({MAX_BLOCKSIZE})", self.blocksize);
+        }
+        if self.nthreads == 0 || self.nthreads > i16::MAX as usize {
+            bail!(invalid, "nthreads {} is outside 1..={}", self.nthreads, i16::MAX);
+        }
+        if self.use_dict && !matches!(self.codec, codecs::ZSTD | codecs::LZ4 | codecs::LZ4HC) {
+            bail!(
+                invalid,
+                "use_dict is only supported with zstd, lz4 and lz4hc (codec is {})",
+                codecs::name(self.codec)
+            );
+        }
+        Ok(())
+    }
+}
+
 /// A compression context: validated parameters plus the worker pool that lives with it.
+/// It is `Sync`: several threads may compress with one context at once.
+#[derive(Debug)]
 pub struct Context {
     params: CParams,
+    pool: Pool,
+}
+
+/// The layout decisions for one chunk.
+struct Plan {
+    nbytes: usize,
+    /// Typesize used by filters and splits (1 for types above 255 bytes).
+    typesize: usize,
+    blocksize: usize,
+    nblocks: usize,
+    leftover: usize,
+    dont_split: bool,
+}
+
+impl Plan {
+    fn block_range(&self, j: usize) -> std::ops::Range<usize> {
+        let start = j * self.blocksize;
+        let len = if j + 1 == self.nblocks && self.leftover > 0 {
+            self.leftover
+        } else {
+            self.blocksize
+        };
+        start..start + len
+    }
+    fn is_leftover(&self, j: usize) -> bool {
+        j + 1 == self.nblocks && self.leftover > 0
+    }
+    fn nstreams(&self, j: usize) -> usize {
+        if !self.dont_split && !self.is_leftover(j) {
+            self.typesize
+        } else {
+            1
+        }
+    }
+}
+
+struct Scratch {
+    a: Vec<u8>,
+    b: Vec<u8>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = const { RefCell::new(Scratch { a: Vec::new(), b: Vec::new() }) };
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Buf {
+    Src,
+    A,
+    B,
 }
 
 impl Context {
     pub fn new(params: CParams) -> Result<Context> {
-        Ok(Context { params })
+        params.validate()?;
+        let pool = Pool::new(params.nthreads)?;
+        Ok(Context { params, pool })
     }
 
     pub fn params(&self) -> &CParams {
         &self.params
     }
 
-    /// Compresses `src` into `dst`; returns the chunk length.
-    pub fn compress(&self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
-        let _ = (src, dst);
-        Err(Error::unsupported("compress: not implemented yet"))
+    pub fn pool(&self) -> &Pool {
+        &self.pool
     }
 
-    /// Compresses `src` into a new chunk.
+    fn has_shuffle(&self) -> bool {
+        self.params.filters.contains(&filters::SHUFFLE)
+    }
+
+    /// The blocksize this context uses for `nbytes` of data.
+    pub fn blocksize_for(&self, nbytes: usize) -> usize {
+        let p = &self.params;
+        compute_blocksize(
+            p.splitmode,
+            p.codec,
+            p.clevel,
+            self.has_shuffle(),
+            p.typesize,
+            nbytes,
+            p.blocksize,
+        )
+    }
+
+    fn plan(&self, nbytes: usize) -> Plan {
+        let p = &self.params;
+        // c-blosc2 picks the blocksize with the real typesize, then caps the typesize.
+        let blocksize = self.blocksize_for(nbytes);
+        let typesize = if p.typesize > MAX_SPLIT_TYPESIZE { 1 } else { p.typesize };
+        let dont_split = !split_block(p.splitmode, p.codec, p.clevel, self.has_shuffle(), typesize, blocksize);
+        Plan {
+            nbytes,
+            typesize,
+            blocksize,
+            nblocks: nbytes.div_ceil(blocksize),
+            leftover: nbytes % blocksize,
+            dont_split,
+        }
+    }
+
+    /// The header every chunk of this context starts with (cbytes and some flags set later).
+    fn base_header(&self, plan: &Plan) -> ChunkHeader {
+        let p = &self.params;
+        let mut blocksize = plan.blocksize;
+        if plan.nbytes > 0 && blocksize > plan.nbytes {
+            blocksize = plan.nbytes;
+        }
+        ChunkHeader {
+            version: header::VERSION_STABLE,
+            versionlz: 1,
+            flags: header::DOSHUFFLE | header::DOBITSHUFFLE,
+            typesize: plan.typesize as u8,
+            nbytes: plan.nbytes,
+            blocksize,
+            cbytes: EXTENDED_HEADER_LEN,
+            filters: p.filters,
+            filters_meta: self.filters_meta(),
+            udcodec: p.codec,
+            compcode_meta: 0,
+            blosc2_flags2: 0,
+            blosc2_flags: 0,
+        }
+    }
+
+    /// Bytedelta takes its typesize from its meta slot; 0 means the chunk's typesize.
+    fn filters_meta(&self) -> [u8; 6] {
+        let p = &self.params;
+        let mut meta = p.filters_meta;
+        for i in 0..filters::MAX_FILTERS {
+            if p.filters[i] == filters::BYTEDELTA && meta[i] == 0 {
+                meta[i] = p.typesize.min(MAX_SPLIT_TYPESIZE) as u8;
+            }
+        }
+        meta
+    }
+
+    /// Compresses `src` into `dst`; returns the chunk length.
+    /// `dst` of [`max_compressed_size`] bytes always suffices.
+    pub fn compress(&self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        let nbytes = src.len();
+        if nbytes > MAX_BUFFERSIZE {
+            bail!(invalid, "source of {nbytes} bytes exceeds the chunk maximum ({MAX_BUFFERSIZE})");
+        }
+        if dst.len() < MAX_OVERHEAD {
+            return Err(Error::BufferTooSmall {
+                needed: max_compressed_size(nbytes),
+                given: dst.len(),
+            });
+        }
+        let plan = self.plan(nbytes);
+        let mut h = self.base_header(&plan);
+        let p = &self.params;
+        let memcpyed = p.clevel == 0 || nbytes < MIN_BUFFERSIZE || EXTENDED_HEADER_LEN + 4 * plan.nblocks > dst.len();
+        if memcpyed {
+            h.flags |= header::MEMCPYED;
+            return self.write_memcpyed(&mut h, src, dst);
+        }
+        if p.filters.contains(&filters::DELTA) {
+            h.flags |= header::DODELTA;
+        }
+        if plan.dont_split {
+            h.flags |= header::DONT_SPLIT;
+        }
+        h.flags |= codec_format(p.codec) << 5;
+
+        let dict = if p.use_dict { self.build_dict(&plan, src)? } else { None };
+        let mut pos = EXTENDED_HEADER_LEN + 4 * plan.nblocks;
+        if let Some(d) = &dict {
+            h.blosc2_flags |= header::USEDICT;
+            let end = pos + 4 + d.bytes.len();
+            if end > dst.len() {
+                h.flags |= header::MEMCPYED;
+                return self.write_memcpyed(&mut h, src, dst);
+            }
+            dst[pos..pos + 4].copy_from_slice(&(d.bytes.len() as i32).to_le_bytes());
+            dst[pos + 4..end].copy_from_slice(&d.bytes);
+            pos = end;
+        }
+        let end = match self.pool.rayon().filter(|_| plan.nblocks > 1) {
+            Some(pool) => self.compress_blocks_parallel(pool, &plan, src, dict.as_ref(), dst, pos)?,
+            None => self.compress_blocks_serial(&plan, src, dict.as_ref(), dst, pos)?,
+        };
+        let Some(end) = end else {
+            // Incompressible, or larger than dst: store it as is.
+            h.flags |= header::MEMCPYED;
+            return self.write_memcpyed(&mut h, src, dst);
+        };
+        let nstreams: usize = (0..plan.nblocks).map(|j| plan.nstreams(j)).sum();
+        if dict.is_none() && end == EXTENDED_HEADER_LEN + 4 * plan.nblocks + 4 * nstreams {
+            // Every stream is a run of zeros: the whole chunk is.
+            h.blosc2_flags |= (SpecialValue::Zero as u8) << 4;
+            h.cbytes = EXTENDED_HEADER_LEN;
+        } else {
+            h.cbytes = end;
+        }
+        h.write(dst);
+        Ok(h.cbytes)
+    }
+
+    /// Compresses into a new chunk.
     pub fn compress_to_vec(&self, src: &[u8]) -> Result<Vec<u8>> {
-        let mut out = vec![0u8; src.len() + super::MAX_OVERHEAD];
+        let mut out = vec![0u8; max_compressed_size(src.len())];
         let n = self.compress(src, &mut out)?;
         out.truncate(n);
         Ok(out)
@@ -73,6 +338,284 @@ impl Context {
 
     /// Decompresses `chunk` into `dst` with this context's threads; returns nbytes.
     pub fn decompress(&self, chunk: &[u8], dst: &mut [u8]) -> Result<usize> {
-        super::decompress(chunk, dst)
+        super::decompress::decompress_with(&self.pool, chunk, dst)
+    }
+
+    fn write_memcpyed(&self, h: &mut ChunkHeader, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        let total = EXTENDED_HEADER_LEN + src.len();
+        if total > dst.len() {
+            return Err(Error::BufferTooSmall {
+                needed: total,
+                given: dst.len(),
+            });
+        }
+        h.cbytes = total;
+        h.write(dst);
+        dst[EXTENDED_HEADER_LEN..total].copy_from_slice(src);
+        Ok(total)
+    }
+
+    fn compress_blocks_serial(
+        &self,
+        plan: &Plan,
+        src: &[u8],
+        dict: Option<&Dict>,
+        dst: &mut [u8],
+        mut pos: usize,
+    ) -> Result<Option<usize>> {
+        for j in 0..plan.nblocks {
+            let at = EXTENDED_HEADER_LEN + 4 * j;
+            dst[at..at + 4].copy_from_slice(&(pos as i32).to_le_bytes());
+            match self.compress_block(plan, j, src, dict, &mut dst[pos..])? {
+                Some(n) => pos += n,
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(pos))
+    }
+
+    fn compress_blocks_parallel(
+        &self,
+        pool: &rayon::ThreadPool,
+        plan: &Plan,
+        src: &[u8],
+        dict: Option<&Dict>,
+        dst: &mut [u8],
+        mut pos: usize,
+    ) -> Result<Option<usize>> {
+        let blocks: Vec<Option<Vec<u8>>> = pool.install(|| {
+            (0..plan.nblocks)
+                .into_par_iter()
+                .map(|j| {
+                    let r = plan.block_range(j);
+                    let mut out = vec![0u8; r.len() + 5 * plan.nstreams(j)];
+                    Ok(self
+                        .compress_block(plan, j, src, dict, &mut out)?
+                        .map(|n| {
+                            out.truncate(n);
+                            out
+                        }))
+                })
+                .collect::<Result<_>>()
+        })?;
+        for (j, block) in blocks.iter().enumerate() {
+            let Some(block) = block else { return Ok(None) };
+            if pos + block.len() > dst.len() {
+                return Ok(None);
+            }
+            let at = EXTENDED_HEADER_LEN + 4 * j;
+            dst[at..at + 4].copy_from_slice(&(pos as i32).to_le_bytes());
+            dst[pos..pos + block.len()].copy_from_slice(block);
+            pos += block.len();
+        }
+        Ok(Some(pos))
+    }
+
+    /// Filters and compresses block `j` into `out` as its streams (csize + data each).
+    /// `None` when the block does not fit in `out`.
+    fn compress_block(
+        &self,
+        plan: &Plan,
+        j: usize,
+        src: &[u8],
+        dict: Option<&Dict>,
+        out: &mut [u8],
+    ) -> Result<Option<usize>> {
+        let r = plan.block_range(j);
+        let n = r.len();
+        SCRATCH.with(|s| {
+            let mut s = s.borrow_mut();
+            let Scratch { a, b } = &mut *s;
+            if a.len() < n {
+                a.resize(n, 0);
+                b.resize(n, 0);
+            }
+            let (a, b) = (&mut a[..n], &mut b[..n]);
+            let data: &[u8] = match self.filter_block(plan, j, src, a, b)? {
+                Buf::Src => &src[r],
+                Buf::A => a,
+                Buf::B => b,
+            };
+            Ok(self.compress_streams(plan.nstreams(j), data, dict, out))
+        })
+    }
+
+    /// Runs the forward pipeline on block `j`; returns which buffer holds the result.
+    fn filter_block(&self, plan: &Plan, j: usize, src: &[u8], a: &mut [u8], b: &mut [u8]) -> Result<Buf> {
+        let p = &self.params;
+        let r = plan.block_range(j);
+        let block = &src[r.clone()];
+        let meta = self.filters_meta();
+        let mut cur = Buf::Src;
+        for i in 0..filters::MAX_FILTERS {
+            let id = p.filters[i];
+            if id == filters::NOFILTER {
+                continue;
+            }
+            let next = if cur == Buf::A { Buf::B } else { Buf::A };
+            let (input, output): (&[u8], &mut [u8]) = match (cur, next) {
+                (Buf::Src, Buf::A) => (block, &mut *a),
+                (Buf::A, Buf::B) => (&*a, &mut *b),
+                (Buf::B, Buf::A) => (&*b, &mut *a),
+                _ => unreachable!("the pipeline alternates between its two buffers"),
+            };
+            let ts = plan.typesize;
+            match id {
+                filters::SHUFFLE => {
+                    let g = if meta[i] == 0 { ts } else { usize::from(meta[i]) };
+                    filters::shuffle::shuffle(g, input, output);
+                }
+                filters::BITSHUFFLE => filters::bitshuffle::bitshuffle(ts, input, output)?,
+                filters::DELTA => {
+                    // Block 0 is coded against itself; the others against the raw block 0.
+                    if j == 0 {
+                        filters::delta::encode(input, true, ts, input, output);
+                    } else {
+                        filters::delta::encode(&src[..plan.blocksize], false, ts, input, output);
+                    }
+                }
+                filters::TRUNC_PREC => filters::trunc_prec::truncate(meta[i] as i8, ts, input, output)?,
+                filters::BYTEDELTA => filters::bytedelta::encode(usize::from(meta[i]), input, output),
+                other => bail!(unsupported, "filter id {other} is not supported for compression"),
+            }
+            cur = next;
+        }
+        Ok(cur)
+    }
+
+    /// Writes `nstreams` streams of `data` into `out`; `None` if they do not fit.
+    fn compress_streams(&self, nstreams: usize, data: &[u8], dict: Option<&Dict>, out: &mut [u8]) -> Option<usize> {
+        let neblock = data.len() / nstreams;
+        let mut pos = 0;
+        for stream in data.chunks_exact(neblock).take(nstreams) {
+            if pos + 4 > out.len() {
+                return None;
+            }
+            let first = stream[0];
+            if stream.iter().all(|&v| v == first) {
+                if first == 0 {
+                    out[pos..pos + 4].copy_from_slice(&0i32.to_le_bytes());
+                    pos += 4;
+                } else {
+                    if pos + 5 > out.len() {
+                        return None;
+                    }
+                    out[pos..pos + 4].copy_from_slice(&(-i32::from(first)).to_le_bytes());
+                    out[pos + 4] = 0x1; // run-length token
+                    pos += 5;
+                }
+                continue;
+            }
+            let maxout = neblock.min(out.len() - pos - 4);
+            if maxout == 0 {
+                return None;
+            }
+            let body = &mut out[pos + 4..pos + 4 + maxout];
+            let mut csize = self.compress_stream(stream, dict, body);
+            if csize == 0 || csize == neblock {
+                // Not compressible: store the stream raw.
+                if pos + 4 + neblock > out.len() {
+                    return None;
+                }
+                out[pos + 4..pos + 4 + neblock].copy_from_slice(stream);
+                csize = neblock;
+            }
+            out[pos..pos + 4].copy_from_slice(&(csize as i32).to_le_bytes());
+            pos += 4 + csize;
+        }
+        Some(pos)
+    }
+
+    fn compress_stream(&self, stream: &[u8], dict: Option<&Dict>, out: &mut [u8]) -> usize {
+        let clevel = self.params.clevel;
+        match (self.params.codec, dict) {
+            (codecs::BLOSCLZ, _) => codecs::blosclz::compress(clevel, stream, out),
+            (codecs::LZ4, Some(d)) => codecs::lz4::compress_with_dict(clevel, &d.bytes, stream, out),
+            (codecs::LZ4, None) => codecs::lz4::compress(clevel, stream, out),
+            (codecs::LZ4HC, Some(d)) => codecs::lz4::compress_hc_with_dict(clevel, &d.bytes, stream, out),
+            (codecs::LZ4HC, None) => codecs::lz4::compress_hc(clevel, stream, out),
+            (codecs::ZLIB, _) => codecs::zlib::compress(clevel, stream, out),
+            (codecs::ZSTD, Some(Dict { zstd: Some(cd), .. })) => codecs::zstd::compress_with_dict(cd, stream, out),
+            (codecs::ZSTD, _) => codecs::zstd::compress(clevel, stream, out),
+            _ => 0,
+        }
+    }
+
+    /// Builds the chunk's dictionary from its filtered blocks, as c-blosc2 does: raw samples for
+    /// LZ4, a trained dictionary for zstd. `None` when the data is too small to be worth one.
+    fn build_dict(&self, plan: &Plan, src: &[u8]) -> Result<Option<Dict>> {
+        let nbytes = plan.nbytes;
+        let max_size = MAX_DICT_SIZE.min(nbytes / 20);
+        let nsamples = (plan.nblocks * if plan.dont_split { 1 } else { plan.typesize }).max(8);
+        let sample_size = nbytes / nsamples / 16;
+        if max_size < MIN_USEFUL_DICT || sample_size == 0 {
+            return Ok(None);
+        }
+        // The samples are the filtered blocks laid end to end.
+        let mut filtered = vec![0u8; nsamples * sample_size];
+        let mut filled = 0;
+        for j in 0..plan.nblocks {
+            if filled == filtered.len() {
+                break;
+            }
+            let r = plan.block_range(j);
+            let (n, take) = (r.len(), r.len().min(filtered.len() - filled));
+            SCRATCH.with(|s| -> Result<()> {
+                let mut s = s.borrow_mut();
+                let Scratch { a, b } = &mut *s;
+                if a.len() < n {
+                    a.resize(n, 0);
+                    b.resize(n, 0);
+                }
+                let (a, b) = (&mut a[..n], &mut b[..n]);
+                let data: &[u8] = match self.filter_block(plan, j, src, a, b)? {
+                    Buf::Src => &src[r],
+                    Buf::A => a,
+                    Buf::B => b,
+                };
+                filtered[filled..filled + take].copy_from_slice(&data[..take]);
+                Ok(())
+            })?;
+            filled += take;
+        }
+        if self.params.codec == codecs::ZSTD {
+            let Some(bytes) = codecs::zstd::train_dict(&filtered, sample_size, nsamples, max_size) else {
+                return Ok(None);
+            };
+            let cdict = codecs::zstd::CDict::new(&bytes)?;
+            Ok(Some(Dict { bytes, zstd: Some(cdict) }))
+        } else {
+            filtered.truncate(max_size.min(filtered.len()));
+            Ok(Some(Dict { bytes: filtered, zstd: None }))
+        }
+    }
+
+    /// A special-value chunk of `nbytes` with this context's parameters (`value` for
+    /// [`SpecialValue::Value`]: one item of typesize bytes).
+    pub fn special_chunk(&self, kind: SpecialValue, nbytes: usize, value: Option<&[u8]>) -> Result<Vec<u8>> {
+        let plan = self.plan(nbytes);
+        super::special::build(kind, nbytes, self.params.typesize, plan.blocksize, value)
+    }
+}
+
+/// A chunk's dictionary: the bytes stored in the chunk, digested for zstd.
+struct Dict {
+    bytes: Vec<u8>,
+    zstd: Option<codecs::zstd::CDict>,
+}
+
+/// `b2f_max_compressed_size`: the largest chunk `nbytes` of data can take.
+pub fn max_compressed_size(nbytes: usize) -> usize {
+    nbytes + MAX_OVERHEAD
+}
+
+/// The codec format stored in `flags` bits 5-7 for a codec id.
+fn codec_format(codec: u8) -> u8 {
+    match codec {
+        codecs::BLOSCLZ => header::FORMAT_BLOSCLZ,
+        codecs::LZ4 | codecs::LZ4HC => header::FORMAT_LZ4,
+        codecs::ZLIB => header::FORMAT_ZLIB,
+        codecs::ZSTD => header::FORMAT_ZSTD,
+        _ => header::FORMAT_UDCODEC,
     }
 }

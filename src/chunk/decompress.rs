@@ -1,16 +1,609 @@
-//! Chunk decoder. Stub.
+//! The chunk decoder: whole chunks or single blocks, serial or on a context's pool.
+//!
+//! [`Decoder::new`] validates the chunk's layout (bstarts, dictionary, variable-length block
+//! table) before anything is decoded; each block is then decoded with bounds checked against
+//! the chunk, so no field read from the chunk indexes or sizes anything unchecked.
 
+use std::cell::RefCell;
+
+use rayon::prelude::*;
+
+use super::header::{self, ChunkHeader, SpecialValue};
+use crate::codecs;
 use crate::error::{Error, Result};
+use crate::filters;
+use crate::pool::Pool;
+
+/// Largest dictionary a chunk may carry (`BLOSC2_MAXDICTSIZE`).
+const MAX_DICT_SIZE: usize = codecs::zstd::MAX_DICT_SIZE;
 
 /// Decompresses a whole chunk into `dst` (at least the chunk's nbytes long); returns nbytes.
 pub fn decompress(chunk: &[u8], dst: &mut [u8]) -> Result<usize> {
-    let _ = (chunk, dst);
-    Err(Error::unsupported("decompress: not implemented yet"))
+    Decoder::new(chunk)?.decode_all(dst, None)
+}
+
+/// Decompresses a whole chunk on `pool`'s threads.
+pub fn decompress_with(pool: &Pool, chunk: &[u8], dst: &mut [u8]) -> Result<usize> {
+    Decoder::new(chunk)?.decode_all(dst, Some(pool))
 }
 
 /// Decompresses a whole chunk into a new buffer. `max_nbytes` bounds the allocation: a header
 /// claiming more is an error, so an untrusted chunk never sizes an allocation by itself.
 pub fn decompress_to_vec(chunk: &[u8], max_nbytes: usize) -> Result<Vec<u8>> {
-    let _ = (chunk, max_nbytes);
-    Err(Error::unsupported("decompress: not implemented yet"))
+    let d = Decoder::new(chunk)?;
+    let n = d.header().nbytes;
+    if n > max_nbytes {
+        bail!(
+            no_memory,
+            "chunk claims {n} uncompressed bytes, more than the {max_nbytes} allowed here"
+        );
+    }
+    let mut out = vec![0u8; n];
+    d.decode_all(&mut out, None)?;
+    Ok(out)
+}
+
+/// Where one variable-length block lives.
+#[derive(Clone, Copy, Debug)]
+struct VlBlock {
+    /// Offset of the block in the decompressed chunk.
+    offset: usize,
+    len: usize,
+    /// The block's stream (after its int32 uncompressed size) within the chunk.
+    cstart: usize,
+    cend: usize,
+}
+
+enum Dict<'a> {
+    None,
+    Lz4(&'a [u8]),
+    Zstd(codecs::zstd::DDict),
+}
+
+/// A validated chunk, ready to decode whole or block by block.
+pub struct Decoder<'a> {
+    chunk: &'a [u8],
+    h: ChunkHeader,
+    special: SpecialValue,
+    typesize: usize,
+    nblocks: usize,
+    blocksize: usize,
+    leftover: usize,
+    bstarts_end: usize,
+    dict: Dict<'a>,
+    vl: Vec<VlBlock>,
+}
+
+/// Per-thread scratch for the filter pipeline (two ping-pong buffers).
+struct Scratch {
+    a: Vec<u8>,
+    b: Vec<u8>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = const { RefCell::new(Scratch { a: Vec::new(), b: Vec::new() }) };
+}
+
+fn read_i32(chunk: &[u8], at: usize) -> Result<i32> {
+    chunk
+        .get(at..at + 4)
+        .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .ok_or_else(|| Error::corrupt(format!("chunk: int32 at offset {at} is past the end ({} bytes)", chunk.len())))
+}
+
+impl<'a> Decoder<'a> {
+    /// Parses and validates `chunk`'s header and layout.
+    pub fn new(chunk: &'a [u8]) -> Result<Decoder<'a>> {
+        let h = ChunkHeader::parse(chunk)?;
+        let chunk = &chunk[..h.cbytes];
+        let special = h.special()?;
+        let hl = h.header_len();
+        let mut d = Decoder {
+            chunk,
+            typesize: usize::from(h.typesize),
+            special,
+            nblocks: 0,
+            blocksize: h.blocksize,
+            leftover: 0,
+            bstarts_end: hl,
+            dict: Dict::None,
+            vl: Vec::new(),
+            h,
+        };
+        if special != SpecialValue::None {
+            return Ok(d);
+        }
+        let h = &d.h;
+        if h.memcpyed() {
+            if h.cbytes != h.nbytes + hl {
+                bail!(
+                    corrupt,
+                    "chunk: memcpyed chunk of {} bytes has cbytes {} (expected {})",
+                    h.nbytes,
+                    h.cbytes,
+                    h.nbytes + hl
+                );
+            }
+            d.nblocks = h.nbytes.div_ceil(h.blocksize);
+            d.leftover = h.nbytes % h.blocksize;
+            return Ok(d);
+        }
+        if h.nbytes == 0 && h.cbytes == hl {
+            return Ok(d);
+        }
+        if h.vl_blocks() {
+            d.nblocks = h.blocksize;
+            d.blocksize = 0;
+        } else {
+            d.nblocks = h.nbytes.div_ceil(h.blocksize);
+            d.leftover = h.nbytes % h.blocksize;
+        }
+        let bstarts_len = d
+            .nblocks
+            .checked_mul(4)
+            .filter(|n| hl + n <= d.chunk.len())
+            .ok_or_else(|| {
+                Error::corrupt(format!(
+                    "chunk: {} block starts do not fit in its {} bytes",
+                    d.nblocks,
+                    d.chunk.len()
+                ))
+            })?;
+        d.bstarts_end = hl + bstarts_len;
+        if d.h.use_dict() {
+            d.load_dict()?;
+        }
+        if d.h.vl_blocks() {
+            d.load_vl_blocks()?;
+        }
+        Ok(d)
+    }
+
+    fn load_dict(&mut self) -> Result<()> {
+        let at = self.bstarts_end;
+        let dsize = read_i32(self.chunk, at).map_err(|e| e.context("chunk dictionary size"))?;
+        if dsize <= 0 || dsize as usize > MAX_DICT_SIZE {
+            bail!(
+                corrupt,
+                "chunk: dictionary size {dsize} outside 1..={MAX_DICT_SIZE}"
+            );
+        }
+        let start = at + 4;
+        let end = start + dsize as usize;
+        if end > self.chunk.len() {
+            bail!(
+                corrupt,
+                "chunk: dictionary of {dsize} bytes at offset {start} runs past the chunk ({} bytes)",
+                self.chunk.len()
+            );
+        }
+        let bytes = &self.chunk[start..end];
+        self.dict = match self.h.compformat() {
+            header::FORMAT_ZSTD => Dict::Zstd(codecs::zstd::DDict::new(bytes)?),
+            header::FORMAT_LZ4 => Dict::Lz4(bytes),
+            _ => Dict::None,
+        };
+        self.bstarts_end = end;
+        Ok(())
+    }
+
+    fn load_vl_blocks(&mut self) -> Result<()> {
+        let hl = self.h.header_len();
+        let bstarts_end = self.bstarts_end;
+        let cbytes = self.chunk.len();
+        let mut blocks = Vec::with_capacity(self.nblocks);
+        let mut total = 0usize;
+        let mut prev = 0usize;
+        for i in 0..self.nblocks {
+            let bstart = read_i32(self.chunk, hl + 4 * i)?;
+            let next = if i + 1 < self.nblocks {
+                read_i32(self.chunk, hl + 4 * (i + 1))?
+            } else {
+                cbytes as i32
+            };
+            if bstart < 0 || next < 0 {
+                bail!(corrupt, "chunk: variable-length block {i} has a negative offset");
+            }
+            let (bstart, next) = (bstart as usize, next as usize);
+            if bstart < bstarts_end || bstart <= prev || next <= bstart + 4 || next > cbytes {
+                bail!(
+                    corrupt,
+                    "chunk: variable-length block {i} offsets {bstart}..{next} are out of order or outside {bstarts_end}..{cbytes}"
+                );
+            }
+            let len = read_i32(self.chunk, bstart)?;
+            if len <= 0 {
+                bail!(corrupt, "chunk: variable-length block {i} has size {len}");
+            }
+            let len = len as usize;
+            if total + len > self.h.nbytes {
+                bail!(
+                    corrupt,
+                    "chunk: variable-length blocks add up to more than nbytes ({})",
+                    self.h.nbytes
+                );
+            }
+            blocks.push(VlBlock {
+                offset: total,
+                len,
+                cstart: bstart + 4,
+                cend: next,
+            });
+            total += len;
+            prev = bstart;
+        }
+        if total != self.h.nbytes {
+            bail!(
+                corrupt,
+                "chunk: variable-length blocks add up to {total} bytes, nbytes is {}",
+                self.h.nbytes
+            );
+        }
+        self.vl = blocks;
+        Ok(())
+    }
+
+    pub fn header(&self) -> &ChunkHeader {
+        &self.h
+    }
+
+    pub fn special(&self) -> SpecialValue {
+        self.special
+    }
+
+    /// Number of blocks (0 for special and empty chunks).
+    pub fn nblocks(&self) -> usize {
+        if self.special != SpecialValue::None {
+            0
+        } else {
+            self.nblocks
+        }
+    }
+
+    /// Offset and length of block `j` in the decompressed chunk.
+    pub fn block_range(&self, j: usize) -> std::ops::Range<usize> {
+        if let Some(b) = self.vl.get(j) {
+            return b.offset..b.offset + b.len;
+        }
+        let start = j * self.blocksize;
+        let len = if j + 1 == self.nblocks && self.leftover > 0 {
+            self.leftover
+        } else {
+            self.blocksize
+        };
+        start..start + len
+    }
+
+    /// Whether decoding a block other than 0 needs block 0's decoded bytes (delta filter).
+    pub fn needs_reference(&self) -> bool {
+        !self.h.memcpyed() && self.h.filters.contains(&filters::DELTA)
+    }
+
+    /// Decodes the whole chunk into `dst`; returns nbytes.
+    pub fn decode_all(&self, dst: &mut [u8], pool: Option<&Pool>) -> Result<usize> {
+        let nbytes = self.h.nbytes;
+        if dst.len() < nbytes {
+            return Err(Error::BufferTooSmall {
+                needed: nbytes,
+                given: dst.len(),
+            });
+        }
+        let dst = &mut dst[..nbytes];
+        if self.special != SpecialValue::None {
+            return self.fill_special(dst).map(|_| nbytes);
+        }
+        if self.h.memcpyed() {
+            dst.copy_from_slice(&self.chunk[self.h.header_len()..]);
+            return Ok(nbytes);
+        }
+        if nbytes == 0 {
+            return Ok(0);
+        }
+        let parallel = pool.and_then(|p| p.rayon()).filter(|_| self.nblocks > 1);
+        if self.needs_reference() {
+            // Block 0 first: every other block is coded against it.
+            let r0 = self.block_range(0);
+            let (first, rest) = dst.split_at_mut(r0.end);
+            self.decode_block(0, first, None)?;
+            let first: &[u8] = first;
+            self.decode_rest(rest, r0.end, Some(first), parallel)?;
+        } else {
+            self.decode_rest(dst, 0, None, parallel)?;
+        }
+        Ok(nbytes)
+    }
+
+    /// Decodes every block that starts at or after `base` into `out` (= dst[base..]).
+    fn decode_rest(
+        &self,
+        out: &mut [u8],
+        base: usize,
+        dref: Option<&[u8]>,
+        parallel: Option<&rayon::ThreadPool>,
+    ) -> Result<()> {
+        let first = if base == 0 { 0 } else { 1 };
+        let mut parts: Vec<(usize, &mut [u8])> = Vec::with_capacity(self.nblocks - first);
+        let mut rest = out;
+        for j in first..self.nblocks {
+            let r = self.block_range(j);
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(r.len());
+            parts.push((j, head));
+            rest = tail;
+        }
+        match parallel {
+            Some(p) => p.install(|| {
+                parts
+                    .into_par_iter()
+                    .try_for_each(|(j, part)| self.decode_block(j, part, dref))
+            }),
+            None => parts
+                .into_iter()
+                .try_for_each(|(j, part)| self.decode_block(j, part, dref)),
+        }
+    }
+
+    fn fill_special(&self, dst: &mut [u8]) -> Result<()> {
+        match self.special {
+            SpecialValue::Zero | SpecialValue::Uninit => dst.fill(0),
+            SpecialValue::Nan => match self.typesize {
+                4 => fill_pattern(dst, &f32::NAN.to_le_bytes()),
+                8 => fill_pattern(dst, &f64::NAN.to_le_bytes()),
+                t => bail!(unsupported, "chunk: NaN chunk with typesize {t} (only 4 and 8 hold floats)"),
+            },
+            SpecialValue::Value => {
+                let hl = self.h.header_len();
+                fill_pattern(dst, &self.chunk[hl..]);
+            }
+            SpecialValue::None => {}
+        }
+        Ok(())
+    }
+
+    /// Decodes block `j` into `out` (exactly the block's length). `dref` is block 0 decoded,
+    /// required for blocks other than 0 when [`Decoder::needs_reference`].
+    pub fn decode_block(&self, j: usize, out: &mut [u8], dref: Option<&[u8]>) -> Result<()> {
+        let r = self.block_range(j);
+        if j >= self.nblocks.max(1) || out.len() != r.len() {
+            bail!(
+                invalid,
+                "chunk: block {j} of {} decodes into {} bytes, {} given",
+                self.nblocks,
+                r.len(),
+                out.len()
+            );
+        }
+        if self.special != SpecialValue::None {
+            return self.fill_special(out);
+        }
+        if self.h.memcpyed() {
+            let start = self.h.header_len() + r.start;
+            out.copy_from_slice(&self.chunk[start..start + r.len()]);
+            return Ok(());
+        }
+        if out.is_empty() {
+            return Ok(());
+        }
+        let result = SCRATCH.with(|s| {
+            let mut s = s.borrow_mut();
+            let Scratch { a, b } = &mut *s;
+            if a.len() < out.len() {
+                a.resize(out.len(), 0);
+                b.resize(out.len(), 0);
+            }
+            let n = out.len();
+            self.decode_block_with(j, out, dref, &mut a[..n], &mut b[..n])
+        });
+        result.map_err(|e| e.context(format_args!("chunk block {j}")))
+    }
+
+    fn decode_block_with(
+        &self,
+        j: usize,
+        out: &mut [u8],
+        dref: Option<&[u8]>,
+        a: &mut [u8],
+        b: &mut [u8],
+    ) -> Result<()> {
+        let has_filters = self.h.filters.iter().any(|&f| !is_noop_backward(f));
+        // Streams go straight to `out` when nothing is left to undo.
+        if has_filters {
+            self.decode_streams(j, a)?;
+            self.unfilter(j, out, dref, a, b)
+        } else {
+            self.decode_streams(j, out)
+        }
+    }
+
+    /// Decodes the compressed streams of block `j` into `out`.
+    fn decode_streams(&self, j: usize, out: &mut [u8]) -> Result<()> {
+        if let Some(vb) = self.vl.get(j) {
+            let src = &self.chunk[vb.cstart..vb.cend];
+            return self.decode_stream(src, out);
+        }
+        let bstart = read_i32(self.chunk, self.h.header_len() + 4 * j)?;
+        if bstart <= 0 || (bstart as usize) < self.bstarts_end || bstart as usize >= self.chunk.len() {
+            bail!(
+                corrupt,
+                "block start {bstart} outside the chunk's streams ({}..{})",
+                self.bstarts_end,
+                self.chunk.len()
+            );
+        }
+        let mut pos = bstart as usize;
+        let leftover_block = j + 1 == self.nblocks && self.leftover > 0;
+        let nstreams = if !self.h.dont_split() && !leftover_block {
+            self.typesize
+        } else {
+            1
+        };
+        let neblock = out.len() / nstreams;
+        if neblock == 0 || out.len() % nstreams != 0 {
+            bail!(
+                corrupt,
+                "block of {} bytes cannot be split into {nstreams} streams",
+                out.len()
+            );
+        }
+        for (k, part) in out.chunks_exact_mut(neblock).take(nstreams).enumerate() {
+            let csize = read_i32(self.chunk, pos).map_err(|e| e.context(format_args!("stream {k}")))?;
+            pos += 4;
+            if csize == 0 {
+                part.fill(0);
+            } else if csize < 0 {
+                let token = *self.chunk.get(pos).ok_or_else(|| {
+                    Error::corrupt(format!("stream {k}: run token past the end of the chunk"))
+                })?;
+                pos += 1;
+                if token & 0x1 == 0 {
+                    bail!(corrupt, "stream {k}: unknown stream token 0x{token:02x}");
+                }
+                if csize < -255 {
+                    bail!(corrupt, "stream {k}: run length value {csize} is not a byte");
+                }
+                part.fill((-csize) as u8);
+            } else {
+                let csize = csize as usize;
+                let src = self.chunk.get(pos..pos + csize).ok_or_else(|| {
+                    Error::corrupt(format!(
+                        "stream {k}: {csize} bytes at offset {pos} run past the chunk ({} bytes)",
+                        self.chunk.len()
+                    ))
+                })?;
+                pos += csize;
+                self.decode_stream(src, part)
+                    .map_err(|e| e.context(format_args!("stream {k}")))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Decodes one compressed stream to exactly `out.len()` bytes.
+    fn decode_stream(&self, src: &[u8], out: &mut [u8]) -> Result<()> {
+        if src.len() == out.len() {
+            out.copy_from_slice(src);
+            return Ok(());
+        }
+        let n = match self.h.compformat() {
+            header::FORMAT_BLOSCLZ => codecs::blosclz::decompress(src, out)?,
+            header::FORMAT_LZ4 => match &self.dict {
+                Dict::Lz4(d) => codecs::lz4::decompress_with_dict(d, src, out)?,
+                _ => codecs::lz4::decompress(src, out)?,
+            },
+            header::FORMAT_ZLIB => codecs::zlib::decompress(src, out)?,
+            header::FORMAT_ZSTD => match &self.dict {
+                Dict::Zstd(d) => codecs::zstd::decompress_with_dict(d, src, out)?,
+                _ => codecs::zstd::decompress(src, out)?,
+            },
+            header::FORMAT_UDCODEC => bail!(
+                unsupported,
+                "codec id {} ({}) is not supported by b2frame",
+                self.h.udcodec,
+                codecs::name(self.h.udcodec)
+            ),
+            f => bail!(unsupported, "codec format {f} is not supported by b2frame"),
+        };
+        if n != out.len() {
+            bail!(corrupt, "stream decoded to {n} bytes, expected {}", out.len());
+        }
+        Ok(())
+    }
+
+    /// Undoes the filter pipeline (last slot first). The block's decoded streams are in `a`.
+    fn unfilter(&self, j: usize, out: &mut [u8], dref: Option<&[u8]>, a: &mut [u8], b: &mut [u8]) -> Result<()> {
+        let mut cur = Buf::A;
+        for i in (0..filters::MAX_FILTERS).rev() {
+            let id = self.h.filters[i];
+            if is_noop_backward(id) {
+                continue;
+            }
+            let meta = self.h.filters_meta[i];
+            if id == filters::DELTA {
+                if cur != Buf::Out {
+                    let (src, dst) = pick(a, b, out, cur, Buf::Out);
+                    dst.copy_from_slice(src);
+                    cur = Buf::Out;
+                }
+                if j == 0 {
+                    filters::delta::decode_first_block(self.typesize, out);
+                } else {
+                    let dref = dref.ok_or_else(|| {
+                        Error::invalid("delta-coded block decoded without its reference block")
+                    })?;
+                    filters::delta::decode(dref, self.typesize, out);
+                }
+                continue;
+            }
+            let next = match cur {
+                Buf::A => Buf::B,
+                _ => Buf::A,
+            };
+            let (src, dst) = pick(a, b, out, cur, next);
+            match id {
+                filters::SHUFFLE => {
+                    let ts = if meta == 0 { self.typesize } else { usize::from(meta) };
+                    filters::shuffle::unshuffle(ts, src, dst);
+                }
+                filters::BITSHUFFLE => {
+                    filters::bitshuffle::bitunshuffle(self.typesize, src, dst, self.h.version)?
+                }
+                filters::BYTEDELTA | filters::BYTEDELTA_BUGGY => {
+                    let ts = if meta == 0 { self.typesize } else { usize::from(meta) };
+                    filters::bytedelta::decode(ts, src, dst);
+                }
+                other => bail!(
+                    unsupported,
+                    "filter id {other} ({}) is not supported by b2frame",
+                    filters::name(other)
+                ),
+            }
+            cur = next;
+        }
+        if cur != Buf::Out {
+            let (src, dst) = pick(a, b, out, cur, Buf::Out);
+            dst.copy_from_slice(src);
+        }
+        Ok(())
+    }
+}
+
+/// Filters that need no work when decoding.
+fn is_noop_backward(id: u8) -> bool {
+    id == filters::NOFILTER || id == filters::TRUNC_PREC
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Buf {
+    A,
+    B,
+    Out,
+}
+
+/// Borrows `from` for reading and `to` for writing among the three block buffers.
+fn pick<'x>(
+    a: &'x mut [u8],
+    b: &'x mut [u8],
+    out: &'x mut [u8],
+    from: Buf,
+    to: Buf,
+) -> (&'x [u8], &'x mut [u8]) {
+    match (from, to) {
+        (Buf::A, Buf::B) => (a, b),
+        (Buf::A, Buf::Out) => (a, out),
+        (Buf::B, Buf::A) => (b, a),
+        (Buf::B, Buf::Out) => (b, out),
+        (Buf::Out, Buf::A) => (out, a),
+        (Buf::Out, Buf::B) => (out, b),
+        _ => unreachable!("a filter never reads and writes the same buffer"),
+    }
+}
+
+/// Repeats `pattern` over `dst` (its length is a multiple of the pattern's).
+fn fill_pattern(dst: &mut [u8], pattern: &[u8]) {
+    if pattern.len() == 1 {
+        dst.fill(pattern[0]);
+        return;
+    }
+    for item in dst.chunks_mut(pattern.len()) {
+        item.copy_from_slice(&pattern[..item.len()]);
+    }
 }

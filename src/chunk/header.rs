@@ -1,16 +1,60 @@
-//! Chunk header: 16 bytes (Blosc1), extended to 32 (Blosc2) when flags has both shuffle bits.
-//! Stub: parsing arrives with the chunk layer.
+//! Chunk header: 16 bytes (Blosc1), extended to 32 (Blosc2) when `flags` has both shuffle bits.
+//!
+//! Parsing validates every field against the buffer before anything indexes with it, with the
+//! checks c-blosc2's `read_chunk_header` makes and a few it does not.
 
-use crate::error::Result;
+use super::{EXTENDED_HEADER_LEN, MAX_BLOCKSIZE, MIN_HEADER_LEN};
+use crate::error::{Error, Result};
+use crate::filters;
+
+/// `flags` bits.
+pub const DOSHUFFLE: u8 = 0x01;
+pub const MEMCPYED: u8 = 0x02;
+pub const DOBITSHUFFLE: u8 = 0x04;
+pub const DODELTA: u8 = 0x08;
+pub const DONT_SPLIT: u8 = 0x10;
+/// `blosc2_flags` bits.
+pub const USEDICT: u8 = 0x01;
+pub const BIGENDIAN: u8 = 0x02;
+pub const LAZY: u8 = 0x08;
+pub const INSTR_CODEC: u8 = 0x80;
+/// `blosc2_flags2` bits.
+pub const VL_BLOCKS: u8 = 0x01;
+
+/// Chunk format versions (`version` byte).
+pub const VERSION_BLOSC1: u8 = 2;
+pub const VERSION_ALPHA: u8 = 3;
+pub const VERSION_STABLE: u8 = 5;
+pub const VERSION_VL_BLOCKS: u8 = 6;
+
+/// Codec formats stored in `flags` bits 5-7.
+pub const FORMAT_BLOSCLZ: u8 = 0;
+pub const FORMAT_LZ4: u8 = 1;
+pub const FORMAT_ZLIB: u8 = 3;
+pub const FORMAT_ZSTD: u8 = 4;
+pub const FORMAT_UDCODEC: u8 = 6;
 
 /// The special value a whole chunk stands for (bits 4-6 of `blosc2_flags`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SpecialValue {
-    None,
-    Zero,
-    Nan,
-    Value,
-    Uninit,
+    None = 0,
+    Zero = 1,
+    Nan = 2,
+    Value = 3,
+    Uninit = 4,
+}
+
+impl SpecialValue {
+    fn from_bits(bits: u8) -> Result<SpecialValue> {
+        Ok(match bits {
+            0 => SpecialValue::None,
+            1 => SpecialValue::Zero,
+            2 => SpecialValue::Nan,
+            3 => SpecialValue::Value,
+            4 => SpecialValue::Uninit,
+            n => return Err(Error::corrupt(format!("chunk header: unknown special value kind {n}"))),
+        })
+    }
 }
 
 /// A parsed and validated chunk header.
@@ -19,10 +63,13 @@ pub struct ChunkHeader {
     pub version: u8,
     pub versionlz: u8,
     pub flags: u8,
+    /// The typesize byte as stored (for special `Value` chunks see [`ChunkHeader::item_size`]).
     pub typesize: u8,
     pub nbytes: usize,
+    /// Bytes per block; for variable-length-block chunks, the number of blocks.
     pub blocksize: usize,
     pub cbytes: usize,
+    /// The filter pipeline (for Blosc1 headers, derived from `flags` as c-blosc2 does).
     pub filters: [u8; 6],
     pub filters_meta: [u8; 6],
     pub udcodec: u8,
@@ -31,10 +78,256 @@ pub struct ChunkHeader {
     pub blosc2_flags: u8,
 }
 
+fn le_i32(b: &[u8], at: usize) -> i32 {
+    i32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
 impl ChunkHeader {
-    /// Parses the header at the start of `chunk`, validating every field against `chunk.len()`.
+    /// Parses the header at the start of `chunk`, validating it against `chunk.len()`.
     pub fn parse(chunk: &[u8]) -> Result<ChunkHeader> {
-        let _ = chunk;
-        Err(crate::Error::unsupported("chunk header: not implemented yet"))
+        if chunk.len() < MIN_HEADER_LEN {
+            bail!(
+                corrupt,
+                "chunk header: {MIN_HEADER_LEN} bytes needed, buffer has {}",
+                chunk.len()
+            );
+        }
+        let nbytes = le_i32(chunk, 4);
+        let blocksize = le_i32(chunk, 8);
+        let cbytes = le_i32(chunk, 12);
+        let mut h = ChunkHeader {
+            version: chunk[0],
+            versionlz: chunk[1],
+            flags: chunk[2],
+            typesize: chunk[3],
+            nbytes: 0,
+            blocksize: 0,
+            cbytes: 0,
+            filters: [0; 6],
+            filters_meta: [0; 6],
+            udcodec: 0,
+            compcode_meta: 0,
+            blosc2_flags2: 0,
+            blosc2_flags: 0,
+        };
+        if nbytes < 0 {
+            bail!(corrupt, "chunk header: negative nbytes ({nbytes})");
+        }
+        if cbytes < MIN_HEADER_LEN as i32 {
+            bail!(corrupt, "chunk header: cbytes {cbytes} is smaller than the header");
+        }
+        if blocksize <= 0 {
+            bail!(corrupt, "chunk header: blocksize {blocksize} is not positive");
+        }
+        if blocksize as usize > MAX_BLOCKSIZE {
+            bail!(
+                corrupt,
+                "chunk header: blocksize {blocksize} exceeds the maximum ({MAX_BLOCKSIZE})"
+            );
+        }
+        if h.typesize == 0 {
+            bail!(corrupt, "chunk header: typesize is 0");
+        }
+        h.nbytes = nbytes as usize;
+        h.blocksize = blocksize as usize;
+        h.cbytes = cbytes as usize;
+
+        if h.is_extended() {
+            if h.cbytes < EXTENDED_HEADER_LEN {
+                bail!(
+                    corrupt,
+                    "chunk header: cbytes {cbytes} is smaller than the extended header"
+                );
+            }
+            if chunk.len() < EXTENDED_HEADER_LEN {
+                bail!(
+                    corrupt,
+                    "chunk header: {EXTENDED_HEADER_LEN} bytes needed for the extended header, buffer has {}",
+                    chunk.len()
+                );
+            }
+            h.filters.copy_from_slice(&chunk[16..22]);
+            h.udcodec = chunk[22];
+            h.compcode_meta = chunk[23];
+            h.filters_meta.copy_from_slice(&chunk[24..30]);
+            h.blosc2_flags2 = chunk[30];
+            h.blosc2_flags = chunk[31];
+            // Blosc2 alpha chunks did not initialize the last slot.
+            if h.version == VERSION_ALPHA {
+                h.filters[5] = 0;
+                h.filters_meta[5] = 0;
+            }
+            let special = h.special()?;
+            if h.vl_blocks() && special != SpecialValue::None {
+                bail!(corrupt, "chunk header: variable-length-block chunks cannot be special");
+            }
+            match special {
+                SpecialValue::None => {}
+                SpecialValue::Value => {
+                    let item = h.cbytes - EXTENDED_HEADER_LEN;
+                    if item == 0 {
+                        bail!(corrupt, "chunk header: repeated-value chunk without a value");
+                    }
+                    if item > h.nbytes || h.nbytes % item != 0 {
+                        bail!(
+                            corrupt,
+                            "chunk header: nbytes {} is not a multiple of the repeated value's size {item}",
+                            h.nbytes
+                        );
+                    }
+                }
+                SpecialValue::Zero => {}
+                SpecialValue::Nan | SpecialValue::Uninit => {
+                    if h.nbytes % usize::from(h.typesize) != 0 {
+                        bail!(
+                            corrupt,
+                            "chunk header: nbytes {} is not a multiple of typesize {}",
+                            h.nbytes,
+                            h.typesize
+                        );
+                    }
+                }
+            }
+            if h.blosc2_flags & LAZY != 0 && special == SpecialValue::None {
+                bail!(
+                    unsupported,
+                    "chunk header: lazy chunks exist only inside c-blosc2's memory, not in files"
+                );
+            }
+        } else {
+            h.filters = filters_from_flags(h.flags);
+        }
+        if h.version > VERSION_VL_BLOCKS && h.blosc2_flags2 & !VL_BLOCKS != 0 {
+            bail!(
+                unsupported,
+                "chunk header: format version {} with unknown features (flags2 0x{:02x})",
+                h.version,
+                h.blosc2_flags2
+            );
+        }
+        if h.vl_blocks() && h.memcpyed() {
+            bail!(corrupt, "chunk header: variable-length-block chunks cannot be memcpyed");
+        }
+        if !h.vl_blocks() && h.nbytes > 0 && h.blocksize > h.nbytes {
+            h.blocksize = h.nbytes;
+        }
+        if h.cbytes > chunk.len() {
+            bail!(
+                corrupt,
+                "chunk header: cbytes {} is larger than the buffer ({} bytes)",
+                h.cbytes,
+                chunk.len()
+            );
+        }
+        Ok(h)
     }
+
+    /// Reads only nbytes, cbytes and blocksize, as `blosc2_cbuffer_sizes` does.
+    pub fn sizes(chunk: &[u8]) -> Result<(usize, usize, usize)> {
+        let h = ChunkHeader::parse(chunk)?;
+        Ok((h.nbytes, h.cbytes, h.blocksize))
+    }
+
+    /// Whether this is a 32-byte Blosc2 header.
+    pub fn is_extended(&self) -> bool {
+        self.flags & (DOSHUFFLE | DOBITSHUFFLE) == (DOSHUFFLE | DOBITSHUFFLE)
+    }
+
+    pub fn header_len(&self) -> usize {
+        if self.is_extended() {
+            EXTENDED_HEADER_LEN
+        } else {
+            MIN_HEADER_LEN
+        }
+    }
+
+    pub fn memcpyed(&self) -> bool {
+        self.flags & MEMCPYED != 0
+    }
+
+    /// Whether blocks are stored as one stream (not split by byte of the type).
+    pub fn dont_split(&self) -> bool {
+        self.flags & DONT_SPLIT != 0
+    }
+
+    pub fn vl_blocks(&self) -> bool {
+        self.blosc2_flags2 & VL_BLOCKS != 0
+    }
+
+    pub fn use_dict(&self) -> bool {
+        self.is_extended() && self.blosc2_flags & USEDICT != 0
+    }
+
+    pub fn special(&self) -> Result<SpecialValue> {
+        if !self.is_extended() {
+            return Ok(SpecialValue::None);
+        }
+        SpecialValue::from_bits((self.blosc2_flags >> 4) & 0x7)
+    }
+
+    /// The codec format in `flags` bits 5-7.
+    pub fn compformat(&self) -> u8 {
+        self.flags >> 5
+    }
+
+    /// The codec id (compcode): the format, or the user codec byte for format 6.
+    pub fn compcode(&self) -> u8 {
+        match self.compformat() {
+            FORMAT_BLOSCLZ => crate::codecs::BLOSCLZ,
+            FORMAT_LZ4 => {
+                if self.is_extended() && self.udcodec == crate::codecs::LZ4HC {
+                    crate::codecs::LZ4HC
+                } else {
+                    crate::codecs::LZ4
+                }
+            }
+            FORMAT_ZLIB => crate::codecs::ZLIB,
+            FORMAT_ZSTD => crate::codecs::ZSTD,
+            FORMAT_UDCODEC => self.udcodec,
+            other => other,
+        }
+    }
+
+    /// Size of one item: the stored typesize, or for a repeated-value chunk the value's size.
+    pub fn item_size(&self) -> usize {
+        if self.special().ok() == Some(SpecialValue::Value) {
+            self.cbytes - EXTENDED_HEADER_LEN
+        } else {
+            usize::from(self.typesize)
+        }
+    }
+
+    /// Writes the header into the first 16 or 32 bytes of `out`.
+    pub fn write(&self, out: &mut [u8]) {
+        out[0] = self.version;
+        out[1] = self.versionlz;
+        out[2] = self.flags;
+        out[3] = self.typesize;
+        out[4..8].copy_from_slice(&(self.nbytes as i32).to_le_bytes());
+        out[8..12].copy_from_slice(&(self.blocksize as i32).to_le_bytes());
+        out[12..16].copy_from_slice(&(self.cbytes as i32).to_le_bytes());
+        if self.is_extended() {
+            out[16..22].copy_from_slice(&self.filters);
+            out[22] = self.udcodec;
+            out[23] = self.compcode_meta;
+            out[24..30].copy_from_slice(&self.filters_meta);
+            out[30] = self.blosc2_flags2;
+            out[31] = self.blosc2_flags;
+        }
+    }
+}
+
+/// The pipeline a Blosc1 header's flags stand for (c-blosc2's `flags_to_filters`).
+fn filters_from_flags(flags: u8) -> [u8; 6] {
+    let mut f = [0u8; 6];
+    if flags & DOSHUFFLE != 0 {
+        f[5] = filters::SHUFFLE;
+    }
+    if flags & DOBITSHUFFLE != 0 {
+        f[5] = filters::BITSHUFFLE;
+    }
+    if flags & DODELTA != 0 {
+        f[4] = filters::DELTA;
+    }
+    f
 }

@@ -1,1 +1,204 @@
-//! LZ4 and LZ4HC through lz4-sys.
+//! LZ4 and LZ4HC through lz4-sys (lz4 1.10.0, the version c-blosc2 bundles).
+//!
+//! lz4-sys does not declare the dictionary entry points, which its static library does contain;
+//! they are declared here with lz4.h's signatures. The `unsafe` blocks are calls into the C
+//! library with slices we own.
+
+use std::cell::RefCell;
+use std::ffi::{c_char, c_int, c_void};
+use std::ptr::NonNull;
+
+use crate::error::{Error, Result};
+
+#[allow(non_camel_case_types)]
+type LZ4_stream_t = c_void;
+#[allow(non_camel_case_types)]
+type LZ4_streamHC_t = c_void;
+
+extern "C" {
+    fn LZ4_loadDict(stream: *mut LZ4_stream_t, dict: *const c_char, dict_size: c_int) -> c_int;
+    fn LZ4_compress_fast_continue(
+        stream: *mut LZ4_stream_t,
+        src: *const c_char,
+        dst: *mut c_char,
+        src_size: c_int,
+        dst_capacity: c_int,
+        acceleration: c_int,
+    ) -> c_int;
+    fn LZ4_decompress_safe_usingDict(
+        src: *const c_char,
+        dst: *mut c_char,
+        src_size: c_int,
+        dst_capacity: c_int,
+        dict: *const c_char,
+        dict_size: c_int,
+    ) -> c_int;
+    fn LZ4_createStreamHC() -> *mut LZ4_streamHC_t;
+    fn LZ4_freeStreamHC(stream: *mut LZ4_streamHC_t) -> c_int;
+    fn LZ4_resetStreamHC_fast(stream: *mut LZ4_streamHC_t, level: c_int);
+    fn LZ4_loadDictHC(stream: *mut LZ4_streamHC_t, dict: *const c_char, dict_size: c_int) -> c_int;
+    fn LZ4_compress_HC_continue(
+        stream: *mut LZ4_streamHC_t,
+        src: *const c_char,
+        dst: *mut c_char,
+        src_size: c_int,
+        dst_capacity: c_int,
+    ) -> c_int;
+}
+
+/// LZ4 works on int sizes; blocks never exceed that, but clamp rather than wrap.
+fn cint(n: usize) -> c_int {
+    c_int::try_from(n).unwrap_or(c_int::MAX)
+}
+
+/// Acceleration c-blosc2 uses for LZ4 at a clevel.
+pub fn accel_for(clevel: u8) -> i32 {
+    10 - i32::from(clevel)
+}
+
+/// Compresses with LZ4; returns the length or 0 if it does not fit.
+pub fn compress(clevel: u8, src: &[u8], dst: &mut [u8]) -> usize {
+    // SAFETY: valid slices with their lengths.
+    let n = unsafe {
+        lz4_sys::LZ4_compress_fast(
+            src.as_ptr().cast(),
+            dst.as_mut_ptr().cast(),
+            cint(src.len()),
+            cint(dst.len()),
+            accel_for(clevel),
+        )
+    };
+    usize::try_from(n).unwrap_or(0)
+}
+
+/// Compresses with LZ4HC at `clevel`; returns the length or 0 if it does not fit.
+pub fn compress_hc(clevel: u8, src: &[u8], dst: &mut [u8]) -> usize {
+    if src.len() > (2usize << 30) {
+        return 0;
+    }
+    // SAFETY: valid slices with their lengths.
+    let n = unsafe {
+        lz4_sys::LZ4_compress_HC(
+            src.as_ptr().cast(),
+            dst.as_mut_ptr().cast(),
+            cint(src.len()),
+            cint(dst.len()),
+            c_int::from(clevel),
+        )
+    };
+    usize::try_from(n).unwrap_or(0)
+}
+
+/// Decompresses one stream into exactly `dst.len()` bytes (LZ4 and LZ4HC share the format).
+pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    // SAFETY: LZ4_decompress_safe never reads past src_size nor writes past dst_capacity.
+    let n = unsafe {
+        lz4_sys::LZ4_decompress_safe(
+            src.as_ptr().cast(),
+            dst.as_mut_ptr().cast(),
+            cint(src.len()),
+            cint(dst.len()),
+        )
+    };
+    check_decoded(n, dst.len())
+}
+
+/// Decompresses one stream that was compressed against `dict`.
+pub fn decompress_with_dict(dict: &[u8], src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    // SAFETY: bounds as for LZ4_decompress_safe; the dictionary is a valid slice.
+    let n = unsafe {
+        LZ4_decompress_safe_usingDict(
+            src.as_ptr().cast(),
+            dst.as_mut_ptr().cast(),
+            cint(src.len()),
+            cint(dst.len()),
+            dict.as_ptr().cast(),
+            cint(dict.len()),
+        )
+    };
+    check_decoded(n, dst.len())
+}
+
+fn check_decoded(n: c_int, expected: usize) -> Result<usize> {
+    match usize::try_from(n) {
+        Ok(n) if n == expected => Ok(n),
+        Ok(n) => Err(Error::corrupt(format!(
+            "lz4 stream decoded to {n} bytes, expected {expected}"
+        ))),
+        Err(_) => Err(Error::corrupt("lz4 stream does not decode")),
+    }
+}
+
+struct Stream(NonNull<LZ4_stream_t>);
+impl Drop for Stream {
+    fn drop(&mut self) {
+        // SAFETY: created by LZ4_createStream, freed once.
+        unsafe { lz4_sys::LZ4_freeStream(self.0.as_ptr().cast()) };
+    }
+}
+struct StreamHC(NonNull<LZ4_streamHC_t>);
+impl Drop for StreamHC {
+    fn drop(&mut self) {
+        // SAFETY: created by LZ4_createStreamHC, freed once.
+        unsafe { LZ4_freeStreamHC(self.0.as_ptr()) };
+    }
+}
+
+thread_local! {
+    static STREAM: RefCell<Option<Stream>> = const { RefCell::new(None) };
+    static STREAM_HC: RefCell<Option<StreamHC>> = const { RefCell::new(None) };
+}
+
+/// Compresses one block against `dict` (the stream is reset to the dictionary first, so every
+/// block decodes on its own, as c-blosc2 does). Returns the length or 0.
+pub fn compress_with_dict(clevel: u8, dict: &[u8], src: &[u8], dst: &mut [u8]) -> usize {
+    STREAM.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            // SAFETY: allocation call; NULL handled below.
+            *slot = NonNull::new(unsafe { lz4_sys::LZ4_createStream() }.cast()).map(Stream);
+        }
+        let Some(stream) = slot.as_ref() else { return 0 };
+        let s = stream.0.as_ptr();
+        // SAFETY: s is a live stream owned by this thread; the slices are valid. The dictionary
+        // outlives the compression call that references it.
+        let n = unsafe {
+            LZ4_loadDict(s, dict.as_ptr().cast(), cint(dict.len()));
+            LZ4_compress_fast_continue(
+                s,
+                src.as_ptr().cast(),
+                dst.as_mut_ptr().cast(),
+                cint(src.len()),
+                cint(dst.len()),
+                accel_for(clevel),
+            )
+        };
+        usize::try_from(n).unwrap_or(0)
+    })
+}
+
+/// LZ4HC version of [`compress_with_dict`].
+pub fn compress_hc_with_dict(clevel: u8, dict: &[u8], src: &[u8], dst: &mut [u8]) -> usize {
+    STREAM_HC.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            // SAFETY: allocation call; NULL handled below.
+            *slot = NonNull::new(unsafe { LZ4_createStreamHC() }).map(StreamHC);
+        }
+        let Some(stream) = slot.as_ref() else { return 0 };
+        let s = stream.0.as_ptr();
+        // SAFETY: s is a live stream owned by this thread; the slices are valid.
+        let n = unsafe {
+            LZ4_resetStreamHC_fast(s, c_int::from(clevel));
+            LZ4_loadDictHC(s, dict.as_ptr().cast(), cint(dict.len()));
+            LZ4_compress_HC_continue(
+                s,
+                src.as_ptr().cast(),
+                dst.as_mut_ptr().cast(),
+                cint(src.len()),
+                cint(dst.len()),
+            )
+        };
+        usize::try_from(n).unwrap_or(0)
+    })
+}
