@@ -17,7 +17,8 @@ fn main() {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libb2frame.so.{major}");
     }
 
-    let mut config = cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml");
+    let mut config =
+        cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml");
     config.after_includes = Some(format!(
         "\n#define B2FRAME_VERSION_MAJOR {}\n#define B2FRAME_VERSION_MINOR {}\n#define B2FRAME_VERSION_PATCH {}\n#define B2FRAME_VERSION_STRING \"{}\"",
         major,
@@ -54,7 +55,9 @@ fn parenthesize_negative_defines(header: &str) -> String {
         .lines()
         .map(|line| match line.strip_prefix("#define ") {
             Some(rest) => match rest.split_once(' ') {
-                Some((name, value)) if value.starts_with('-') => format!("#define {name} ({value})"),
+                Some((name, value)) if value.starts_with('-') => {
+                    format!("#define {name} ({value})")
+                }
                 _ => line.to_string(),
             },
             None => line.to_string(),

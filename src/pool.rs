@@ -25,7 +25,10 @@ impl Pool {
             return Err(Error::invalid("nthreads must be at least 1"));
         }
         if nthreads == 1 {
-            return Ok(Pool { pool: None, nthreads });
+            return Ok(Pool {
+                pool: None,
+                nthreads,
+            });
         }
         let mut pools = registry().lock().unwrap_or_else(|e| e.into_inner());
         let pool = match pools.get(&nthreads) {
@@ -36,7 +39,9 @@ impl Pool {
                         .num_threads(nthreads)
                         .thread_name(move |i| format!("b2frame-{nthreads}-{i}"))
                         .build()
-                        .map_err(|e| Error::Internal(format!("cannot start {nthreads} threads: {e}")))?,
+                        .map_err(|e| {
+                            Error::Internal(format!("cannot start {nthreads} threads: {e}"))
+                        })?,
                 );
                 pools.insert(nthreads, Arc::clone(&p));
                 p
@@ -60,6 +65,8 @@ impl Pool {
 
 impl std::fmt::Debug for Pool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Pool").field("nthreads", &self.nthreads).finish()
+        f.debug_struct("Pool")
+            .field("nthreads", &self.nthreads)
+            .finish()
     }
 }

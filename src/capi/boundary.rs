@@ -118,7 +118,12 @@ pub(crate) unsafe fn string<'a>(ptr: *const c_char, what: &str) -> Result<&'a st
 ///
 /// # Safety
 /// `dst`/`dst_len` as for [`output`]; `len_out` NULL or writable.
-pub(crate) unsafe fn copy_out(bytes: &[u8], dst: *mut u8, dst_len: usize, len_out: *mut usize) -> Result<()> {
+pub(crate) unsafe fn copy_out(
+    bytes: &[u8],
+    dst: *mut u8,
+    dst_len: usize,
+    len_out: *mut usize,
+) -> Result<()> {
     // SAFETY: per the caller.
     unsafe { write_opt(len_out, bytes.len()) };
     if dst.is_null() && dst_len == 0 {
@@ -148,7 +153,10 @@ pub(crate) unsafe fn read_versioned<T: Copy>(ptr: *const T, default: T, what: &s
     // SAFETY: the first field of every versioned struct is a u32 size.
     let given = unsafe { (ptr as *const u32).read_unaligned() } as usize;
     if given < std::mem::size_of::<u32>() {
-        bail!(invalid, "{what}->struct_size is {given}; set it to sizeof the struct");
+        bail!(
+            invalid,
+            "{what}->struct_size is {given}; set it to sizeof the struct"
+        );
     }
     let n = given.min(std::mem::size_of::<T>());
     let mut value = default;

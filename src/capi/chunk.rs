@@ -200,7 +200,17 @@ pub unsafe extern "C" fn b2f_decompress(
     nbytes_out: *mut usize,
 ) -> b2f_status {
     // SAFETY: forwarded contract.
-    unsafe { decompress_impl("b2f_decompress", chunk, chunk_len, dst, dst_len, 1, nbytes_out) }
+    unsafe {
+        decompress_impl(
+            "b2f_decompress",
+            chunk,
+            chunk_len,
+            dst,
+            dst_len,
+            1,
+            nbytes_out,
+        )
+    }
 }
 
 /// `b2f_decompress` with `nthreads` worker threads over the chunk's blocks (>= 1).

@@ -31,9 +31,8 @@ pub fn split_block(
         SplitMode::Never => return false,
         SplitMode::Auto | SplitMode::ForwardCompat => {}
     }
-    let fast_codec = codec == codecs::BLOSCLZ
-        || codec == codecs::LZ4
-        || (codec == codecs::ZSTD && clevel <= 5);
+    let fast_codec =
+        codec == codecs::BLOSCLZ || codec == codecs::LZ4 || (codec == codecs::ZSTD && clevel <= 5);
     fast_codec && shuffle && typesize <= MAX_STREAMS && blocksize / typesize >= MIN_BUFFERSIZE
 }
 
@@ -102,7 +101,10 @@ mod tests {
 
     #[test]
     fn small_buffers_use_one_byte_blocks() {
-        assert_eq!(compute_blocksize(SplitMode::ForwardCompat, 0, 5, true, 8, 4, 0), 1);
+        assert_eq!(
+            compute_blocksize(SplitMode::ForwardCompat, 0, 5, true, 8, 4, 0),
+            1
+        );
     }
 
     #[test]
@@ -123,6 +125,9 @@ mod tests {
 
     #[test]
     fn user_blocksize_is_rounded_to_typesize() {
-        assert_eq!(compute_blocksize(SplitMode::Never, 1, 5, false, 8, 1 << 20, 1001), 1000);
+        assert_eq!(
+            compute_blocksize(SplitMode::Never, 1, 5, false, 8, 1 << 20, 1001),
+            1000
+        );
     }
 }

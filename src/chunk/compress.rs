@@ -41,7 +41,10 @@ impl TryFrom<u8> for SplitMode {
             2 => SplitMode::Never,
             3 => SplitMode::Auto,
             4 => SplitMode::ForwardCompat,
-            _ => bail!(invalid, "splitmode {v} is not one of 1 (always), 2 (never), 3 (auto), 4 (forward compat)"),
+            _ => bail!(
+                invalid,
+                "splitmode {v} is not one of 1 (always), 2 (never), 3 (auto), 4 (forward compat)"
+            ),
         })
     }
 }
@@ -83,7 +86,11 @@ impl CParams {
     pub fn validate(&self) -> Result<()> {
         match self.codec {
             codecs::BLOSCLZ | codecs::LZ4 | codecs::LZ4HC | codecs::ZLIB | codecs::ZSTD => {}
-            c => bail!(unsupported, "codec id {c} ({}) is not supported by b2frame", codecs::name(c)),
+            c => bail!(
+                unsupported,
+                "codec id {c} ({}) is not supported by b2frame",
+                codecs::name(c)
+            ),
         }
         if self.clevel > 9 {
             bail!(invalid, "clevel {} is outside 0..=9", self.clevel);
@@ -104,13 +111,26 @@ impl CParams {
             }
         }
         if self.typesize == 0 || self.typesize > MAX_BLOCKSIZE {
-            bail!(invalid, "typesize {} is outside 1..={MAX_BLOCKSIZE}", self.typesize);
+            bail!(
+                invalid,
+                "typesize {} is outside 1..={MAX_BLOCKSIZE}",
+                self.typesize
+            );
         }
         if self.blocksize > MAX_BLOCKSIZE {
-            bail!(invalid, "blocksize {} exceeds the maximum ({MAX_BLOCKSIZE})", self.blocksize);
+            bail!(
+                invalid,
+                "blocksize {} exceeds the maximum ({MAX_BLOCKSIZE})",
+                self.blocksize
+            );
         }
         if self.nthreads == 0 || self.nthreads > i16::MAX as usize {
-            bail!(invalid, "nthreads {} is outside 1..={}", self.nthreads, i16::MAX);
+            bail!(
+                invalid,
+                "nthreads {} is outside 1..={}",
+                self.nthreads,
+                i16::MAX
+            );
         }
         if self.use_dict && !matches!(self.codec, codecs::ZSTD | codecs::LZ4 | codecs::LZ4HC) {
             bail!(
@@ -217,8 +237,19 @@ impl Context {
         let p = &self.params;
         // c-blosc2 picks the blocksize with the real typesize, then caps the typesize.
         let blocksize = self.blocksize_for(nbytes);
-        let typesize = if p.typesize > MAX_SPLIT_TYPESIZE { 1 } else { p.typesize };
-        let dont_split = !split_block(p.splitmode, p.codec, p.clevel, self.has_shuffle(), typesize, blocksize);
+        let typesize = if p.typesize > MAX_SPLIT_TYPESIZE {
+            1
+        } else {
+            p.typesize
+        };
+        let dont_split = !split_block(
+            p.splitmode,
+            p.codec,
+            p.clevel,
+            self.has_shuffle(),
+            typesize,
+            blocksize,
+        );
         Plan {
             nbytes,
             typesize,
@@ -270,7 +301,10 @@ impl Context {
     pub fn compress(&self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
         let nbytes = src.len();
         if nbytes > MAX_BUFFERSIZE {
-            bail!(invalid, "source of {nbytes} bytes exceeds the chunk maximum ({MAX_BUFFERSIZE})");
+            bail!(
+                invalid,
+                "source of {nbytes} bytes exceeds the chunk maximum ({MAX_BUFFERSIZE})"
+            );
         }
         if dst.len() < MAX_OVERHEAD {
             return Err(Error::BufferTooSmall {
@@ -281,7 +315,9 @@ impl Context {
         let plan = self.plan(nbytes);
         let mut h = self.base_header(&plan);
         let p = &self.params;
-        let memcpyed = p.clevel == 0 || nbytes < MIN_BUFFERSIZE || EXTENDED_HEADER_LEN + 4 * plan.nblocks > dst.len();
+        let memcpyed = p.clevel == 0
+            || nbytes < MIN_BUFFERSIZE
+            || EXTENDED_HEADER_LEN + 4 * plan.nblocks > dst.len();
         if memcpyed {
             h.flags |= header::MEMCPYED;
             return self.write_memcpyed(&mut h, src, dst);
@@ -294,7 +330,11 @@ impl Context {
         }
         h.flags |= codec_format(p.codec) << 5;
 
-        let dict = if p.use_dict { self.build_dict(&plan, src)? } else { None };
+        let dict = if p.use_dict {
+            self.build_dict(&plan, src)?
+        } else {
+            None
+        };
         let mut pos = EXTENDED_HEADER_LEN + 4 * plan.nblocks;
         if let Some(d) = &dict {
             h.blosc2_flags |= header::USEDICT;
@@ -308,7 +348,9 @@ impl Context {
             pos = end;
         }
         let end = match self.pool.rayon().filter(|_| plan.nblocks > 1) {
-            Some(pool) => self.compress_blocks_parallel(pool, &plan, src, dict.as_ref(), dst, pos)?,
+            Some(pool) => {
+                self.compress_blocks_parallel(pool, &plan, src, dict.as_ref(), dst, pos)?
+            }
             None => self.compress_blocks_serial(&plan, src, dict.as_ref(), dst, pos)?,
         };
         let Some(end) = end else {
@@ -389,12 +431,10 @@ impl Context {
                 .map(|j| {
                     let r = plan.block_range(j);
                     let mut out = vec![0u8; r.len() + 5 * plan.nstreams(j)];
-                    Ok(self
-                        .compress_block(plan, j, src, dict, &mut out)?
-                        .map(|n| {
-                            out.truncate(n);
-                            out
-                        }))
+                    Ok(self.compress_block(plan, j, src, dict, &mut out)?.map(|n| {
+                        out.truncate(n);
+                        out
+                    }))
                 })
                 .collect::<Result<_>>()
         })?;
@@ -441,7 +481,14 @@ impl Context {
     }
 
     /// Runs the forward pipeline on block `j`; returns which buffer holds the result.
-    fn filter_block(&self, plan: &Plan, j: usize, src: &[u8], a: &mut [u8], b: &mut [u8]) -> Result<Buf> {
+    fn filter_block(
+        &self,
+        plan: &Plan,
+        j: usize,
+        src: &[u8],
+        a: &mut [u8],
+        b: &mut [u8],
+    ) -> Result<Buf> {
         let p = &self.params;
         let r = plan.block_range(j);
         let block = &src[r.clone()];
@@ -462,7 +509,11 @@ impl Context {
             let ts = plan.typesize;
             match id {
                 filters::SHUFFLE => {
-                    let g = if meta[i] == 0 { ts } else { usize::from(meta[i]) };
+                    let g = if meta[i] == 0 {
+                        ts
+                    } else {
+                        usize::from(meta[i])
+                    };
                     filters::shuffle::shuffle(g, input, output);
                 }
                 filters::BITSHUFFLE => filters::bitshuffle::bitshuffle(ts, input, output)?,
@@ -474,9 +525,16 @@ impl Context {
                         filters::delta::encode(&src[..plan.blocksize], false, ts, input, output);
                     }
                 }
-                filters::TRUNC_PREC => filters::trunc_prec::truncate(meta[i] as i8, ts, input, output)?,
-                filters::BYTEDELTA => filters::bytedelta::encode(usize::from(meta[i]), input, output),
-                other => bail!(unsupported, "filter id {other} is not supported for compression"),
+                filters::TRUNC_PREC => {
+                    filters::trunc_prec::truncate(meta[i] as i8, ts, input, output)?
+                }
+                filters::BYTEDELTA => {
+                    filters::bytedelta::encode(usize::from(meta[i]), input, output)
+                }
+                other => bail!(
+                    unsupported,
+                    "filter id {other} is not supported for compression"
+                ),
             }
             cur = next;
         }
@@ -484,7 +542,13 @@ impl Context {
     }
 
     /// Writes `nstreams` streams of `data` into `out`; `None` if they do not fit.
-    fn compress_streams(&self, nstreams: usize, data: &[u8], dict: Option<&Dict>, out: &mut [u8]) -> Option<usize> {
+    fn compress_streams(
+        &self,
+        nstreams: usize,
+        data: &[u8],
+        dict: Option<&Dict>,
+        out: &mut [u8],
+    ) -> Option<usize> {
         let neblock = data.len() / nstreams;
         let mut pos = 0;
         for stream in data.chunks_exact(neblock).take(nstreams) {
@@ -530,12 +594,18 @@ impl Context {
         let clevel = self.params.clevel;
         match (self.params.codec, dict) {
             (codecs::BLOSCLZ, _) => codecs::blosclz::compress(clevel, stream, out),
-            (codecs::LZ4, Some(d)) => codecs::lz4::compress_with_dict(clevel, &d.bytes, stream, out),
+            (codecs::LZ4, Some(d)) => {
+                codecs::lz4::compress_with_dict(clevel, &d.bytes, stream, out)
+            }
             (codecs::LZ4, None) => codecs::lz4::compress(clevel, stream, out),
-            (codecs::LZ4HC, Some(d)) => codecs::lz4::compress_hc_with_dict(clevel, &d.bytes, stream, out),
+            (codecs::LZ4HC, Some(d)) => {
+                codecs::lz4::compress_hc_with_dict(clevel, &d.bytes, stream, out)
+            }
             (codecs::LZ4HC, None) => codecs::lz4::compress_hc(clevel, stream, out),
             (codecs::ZLIB, _) => codecs::zlib::compress(clevel, stream, out),
-            (codecs::ZSTD, Some(Dict { zstd: Some(cd), .. })) => codecs::zstd::compress_with_dict(cd, stream, out),
+            (codecs::ZSTD, Some(Dict { zstd: Some(cd), .. })) => {
+                codecs::zstd::compress_with_dict(cd, stream, out)
+            }
             (codecs::ZSTD, _) => codecs::zstd::compress(clevel, stream, out),
             _ => 0,
         }
@@ -579,20 +649,32 @@ impl Context {
             filled += take;
         }
         if self.params.codec == codecs::ZSTD {
-            let Some(bytes) = codecs::zstd::train_dict(&filtered, sample_size, nsamples, max_size) else {
+            let Some(bytes) = codecs::zstd::train_dict(&filtered, sample_size, nsamples, max_size)
+            else {
                 return Ok(None);
             };
             let cdict = codecs::zstd::CDict::new(&bytes)?;
-            Ok(Some(Dict { bytes, zstd: Some(cdict) }))
+            Ok(Some(Dict {
+                bytes,
+                zstd: Some(cdict),
+            }))
         } else {
             filtered.truncate(max_size.min(filtered.len()));
-            Ok(Some(Dict { bytes: filtered, zstd: None }))
+            Ok(Some(Dict {
+                bytes: filtered,
+                zstd: None,
+            }))
         }
     }
 
     /// A special-value chunk of `nbytes` with this context's parameters (`value` for
     /// [`SpecialValue::Value`]: one item of typesize bytes).
-    pub fn special_chunk(&self, kind: SpecialValue, nbytes: usize, value: Option<&[u8]>) -> Result<Vec<u8>> {
+    pub fn special_chunk(
+        &self,
+        kind: SpecialValue,
+        nbytes: usize,
+        value: Option<&[u8]>,
+    ) -> Result<Vec<u8>> {
         let plan = self.plan(nbytes);
         super::special::build(kind, nbytes, self.params.typesize, plan.blocksize, value)
     }

@@ -88,7 +88,12 @@ fn read_i32(chunk: &[u8], at: usize) -> Result<i32> {
     chunk
         .get(at..at + 4)
         .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .ok_or_else(|| Error::corrupt(format!("chunk: int32 at offset {at} is past the end ({} bytes)", chunk.len())))
+        .ok_or_else(|| {
+            Error::corrupt(format!(
+                "chunk: int32 at offset {at} is past the end ({} bytes)",
+                chunk.len()
+            ))
+        })
 }
 
 impl<'a> Decoder<'a> {
@@ -202,7 +207,10 @@ impl<'a> Decoder<'a> {
                 cbytes as i32
             };
             if bstart < 0 || next < 0 {
-                bail!(corrupt, "chunk: variable-length block {i} has a negative offset");
+                bail!(
+                    corrupt,
+                    "chunk: variable-length block {i} has a negative offset"
+                );
             }
             let (bstart, next) = (bstart as usize, next as usize);
             if bstart < bstarts_end || bstart <= prev || next <= bstart + 4 || next > cbytes {
@@ -348,7 +356,10 @@ impl<'a> Decoder<'a> {
             SpecialValue::Nan => match self.typesize {
                 4 => fill_pattern(dst, &f32::NAN.to_le_bytes()),
                 8 => fill_pattern(dst, &f64::NAN.to_le_bytes()),
-                t => bail!(unsupported, "chunk: NaN chunk with typesize {t} (only 4 and 8 hold floats)"),
+                t => bail!(
+                    unsupported,
+                    "chunk: NaN chunk with typesize {t} (only 4 and 8 hold floats)"
+                ),
             },
             SpecialValue::Value => {
                 let hl = self.h.header_len();
@@ -421,7 +432,10 @@ impl<'a> Decoder<'a> {
             return self.decode_stream(src, out);
         }
         let bstart = read_i32(self.chunk, self.h.header_len() + 4 * j)?;
-        if bstart <= 0 || (bstart as usize) < self.bstarts_end || bstart as usize >= self.chunk.len() {
+        if bstart <= 0
+            || (bstart as usize) < self.bstarts_end
+            || bstart as usize >= self.chunk.len()
+        {
             bail!(
                 corrupt,
                 "block start {bstart} outside the chunk's streams ({}..{})",
@@ -445,7 +459,8 @@ impl<'a> Decoder<'a> {
             );
         }
         for (k, part) in out.chunks_exact_mut(neblock).take(nstreams).enumerate() {
-            let csize = read_i32(self.chunk, pos).map_err(|e| e.context(format_args!("stream {k}")))?;
+            let csize =
+                read_i32(self.chunk, pos).map_err(|e| e.context(format_args!("stream {k}")))?;
             pos += 4;
             if csize == 0 {
                 part.fill(0);
@@ -458,7 +473,10 @@ impl<'a> Decoder<'a> {
                     bail!(corrupt, "stream {k}: unknown stream token 0x{token:02x}");
                 }
                 if csize < -255 {
-                    bail!(corrupt, "stream {k}: run length value {csize} is not a byte");
+                    bail!(
+                        corrupt,
+                        "stream {k}: run length value {csize} is not a byte"
+                    );
                 }
                 part.fill((-csize) as u8);
             } else {
@@ -503,13 +521,24 @@ impl<'a> Decoder<'a> {
             f => bail!(unsupported, "codec format {f} is not supported by b2frame"),
         };
         if n != out.len() {
-            bail!(corrupt, "stream decoded to {n} bytes, expected {}", out.len());
+            bail!(
+                corrupt,
+                "stream decoded to {n} bytes, expected {}",
+                out.len()
+            );
         }
         Ok(())
     }
 
     /// Undoes the filter pipeline (last slot first). The block's decoded streams are in `a`.
-    fn unfilter(&self, j: usize, out: &mut [u8], dref: Option<&[u8]>, a: &mut [u8], b: &mut [u8]) -> Result<()> {
+    fn unfilter(
+        &self,
+        j: usize,
+        out: &mut [u8],
+        dref: Option<&[u8]>,
+        a: &mut [u8],
+        b: &mut [u8],
+    ) -> Result<()> {
         let mut cur = Buf::A;
         for i in (0..filters::MAX_FILTERS).rev() {
             let id = self.h.filters[i];
@@ -540,14 +569,22 @@ impl<'a> Decoder<'a> {
             let (src, dst) = pick(a, b, out, cur, next);
             match id {
                 filters::SHUFFLE => {
-                    let ts = if meta == 0 { self.typesize } else { usize::from(meta) };
+                    let ts = if meta == 0 {
+                        self.typesize
+                    } else {
+                        usize::from(meta)
+                    };
                     filters::shuffle::unshuffle(ts, src, dst);
                 }
                 filters::BITSHUFFLE => {
                     filters::bitshuffle::bitunshuffle(self.typesize, src, dst, self.h.version)?
                 }
                 filters::BYTEDELTA | filters::BYTEDELTA_BUGGY => {
-                    let ts = if meta == 0 { self.typesize } else { usize::from(meta) };
+                    let ts = if meta == 0 {
+                        self.typesize
+                    } else {
+                        usize::from(meta)
+                    };
                     filters::bytedelta::decode(ts, src, dst);
                 }
                 other => bail!(

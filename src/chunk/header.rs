@@ -52,7 +52,11 @@ impl SpecialValue {
             2 => SpecialValue::Nan,
             3 => SpecialValue::Value,
             4 => SpecialValue::Uninit,
-            n => return Err(Error::corrupt(format!("chunk header: unknown special value kind {n}"))),
+            n => {
+                return Err(Error::corrupt(format!(
+                    "chunk header: unknown special value kind {n}"
+                )))
+            }
         })
     }
 }
@@ -114,10 +118,16 @@ impl ChunkHeader {
             bail!(corrupt, "chunk header: negative nbytes ({nbytes})");
         }
         if cbytes < MIN_HEADER_LEN as i32 {
-            bail!(corrupt, "chunk header: cbytes {cbytes} is smaller than the header");
+            bail!(
+                corrupt,
+                "chunk header: cbytes {cbytes} is smaller than the header"
+            );
         }
         if blocksize <= 0 {
-            bail!(corrupt, "chunk header: blocksize {blocksize} is not positive");
+            bail!(
+                corrupt,
+                "chunk header: blocksize {blocksize} is not positive"
+            );
         }
         if blocksize as usize > MAX_BLOCKSIZE {
             bail!(
@@ -159,14 +169,20 @@ impl ChunkHeader {
             }
             let special = h.special()?;
             if h.vl_blocks() && special != SpecialValue::None {
-                bail!(corrupt, "chunk header: variable-length-block chunks cannot be special");
+                bail!(
+                    corrupt,
+                    "chunk header: variable-length-block chunks cannot be special"
+                );
             }
             match special {
                 SpecialValue::None => {}
                 SpecialValue::Value => {
                     let item = h.cbytes - EXTENDED_HEADER_LEN;
                     if item == 0 {
-                        bail!(corrupt, "chunk header: repeated-value chunk without a value");
+                        bail!(
+                            corrupt,
+                            "chunk header: repeated-value chunk without a value"
+                        );
                     }
                     if item > h.nbytes || h.nbytes % item != 0 {
                         bail!(
@@ -206,7 +222,10 @@ impl ChunkHeader {
             );
         }
         if h.vl_blocks() && h.memcpyed() {
-            bail!(corrupt, "chunk header: variable-length-block chunks cannot be memcpyed");
+            bail!(
+                corrupt,
+                "chunk header: variable-length-block chunks cannot be memcpyed"
+            );
         }
         if !h.vl_blocks() && h.nbytes > 0 && h.blocksize > h.nbytes {
             h.blocksize = h.nbytes;

@@ -18,7 +18,10 @@ pub fn build(
         bail!(invalid, "special chunk: typesize is 0");
     }
     if nbytes > super::MAX_BUFFERSIZE {
-        bail!(invalid, "special chunk: {nbytes} bytes exceed the chunk maximum");
+        bail!(
+            invalid,
+            "special chunk: {nbytes} bytes exceed the chunk maximum"
+        );
     }
     if nbytes % typesize != 0 {
         bail!(
@@ -29,11 +32,17 @@ pub fn build(
     let item = match (kind, value) {
         (SpecialValue::Value, Some(v)) if v.len() == typesize => v,
         (SpecialValue::Value, _) => {
-            bail!(invalid, "special chunk: a repeated value of exactly {typesize} bytes is needed")
+            bail!(
+                invalid,
+                "special chunk: a repeated value of exactly {typesize} bytes is needed"
+            )
         }
         (SpecialValue::None, _) => bail!(invalid, "special chunk: no special kind given"),
         (SpecialValue::Nan, _) if typesize != 4 && typesize != 8 => {
-            bail!(invalid, "special chunk: NaN needs typesize 4 or 8, not {typesize}")
+            bail!(
+                invalid,
+                "special chunk: NaN needs typesize 4 or 8, not {typesize}"
+            )
         }
         _ => &[][..],
     };
@@ -61,7 +70,12 @@ pub fn build(
 /// The special chunk a frame hands out for an index entry that holds a special value, as
 /// c-blosc2's `frame_special_chunk` does (default parameters with the frame's typesize and
 /// blocksize).
-pub fn for_frame(kind: SpecialValue, nbytes: usize, typesize: usize, blocksize: usize) -> Result<Vec<u8>> {
+pub fn for_frame(
+    kind: SpecialValue,
+    nbytes: usize,
+    typesize: usize,
+    blocksize: usize,
+) -> Result<Vec<u8>> {
     let bs = super::blocksize::compute_blocksize(
         super::SplitMode::ForwardCompat,
         crate::codecs::BLOSCLZ,

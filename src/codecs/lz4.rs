@@ -158,7 +158,9 @@ pub fn compress_with_dict(clevel: u8, dict: &[u8], src: &[u8], dst: &mut [u8]) -
             // SAFETY: allocation call; NULL handled below.
             *slot = NonNull::new(unsafe { lz4_sys::LZ4_createStream() }.cast()).map(Stream);
         }
-        let Some(stream) = slot.as_ref() else { return 0 };
+        let Some(stream) = slot.as_ref() else {
+            return 0;
+        };
         let s = stream.0.as_ptr();
         // SAFETY: s is a live stream owned by this thread; the slices are valid. The dictionary
         // outlives the compression call that references it.
@@ -185,7 +187,9 @@ pub fn compress_hc_with_dict(clevel: u8, dict: &[u8], src: &[u8], dst: &mut [u8]
             // SAFETY: allocation call; NULL handled below.
             *slot = NonNull::new(unsafe { LZ4_createStreamHC() }).map(StreamHC);
         }
-        let Some(stream) = slot.as_ref() else { return 0 };
+        let Some(stream) = slot.as_ref() else {
+            return 0;
+        };
         let s = stream.0.as_ptr();
         // SAFETY: s is a live stream owned by this thread; the slices are valid.
         let n = unsafe {

@@ -216,7 +216,12 @@ pub fn decompress_with_dict(ddict: &DDict, src: &[u8], dst: &mut [u8]) -> Result
 
 /// Trains a dictionary of at most `capacity` bytes from equal-sized samples laid end to end,
 /// as c-blosc2 does (`ZDICT_trainFromBuffer`). `None` when training fails.
-pub fn train_dict(samples: &[u8], sample_size: usize, nsamples: usize, capacity: usize) -> Option<Vec<u8>> {
+pub fn train_dict(
+    samples: &[u8],
+    sample_size: usize,
+    nsamples: usize,
+    capacity: usize,
+) -> Option<Vec<u8>> {
     if sample_size.checked_mul(nsamples)? > samples.len() {
         return None;
     }

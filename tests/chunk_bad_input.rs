@@ -1,0 +1,250 @@
+//! Malformed chunks: each class gets a clear error of the right kind, never a panic, an
+//! out-of-bounds access or an allocation sized by an unchecked field.
+
+use b2frame::chunk::{self, CParams, Context};
+use b2frame::{codecs, Error};
+
+/// A valid lz4 chunk of 4 blocks, split in 4 streams each (typesize 4, shuffle).
+fn good_chunk() -> Vec<u8> {
+    let p = CParams {
+        codec: codecs::LZ4,
+        typesize: 4,
+        blocksize: 4096,
+        ..CParams::default()
+    };
+    let src: Vec<u8> = (0..16384u32)
+        .map(|i| (i / 64) as u8 ^ (i % 7) as u8)
+        .collect();
+    let c = Context::new(p).unwrap().compress_to_vec(&src).unwrap();
+    assert!(c[2] & 0x02 == 0, "test chunk should not be memcpyed");
+    c
+}
+
+fn decode(chunk: &[u8]) -> Result<Vec<u8>, Error> {
+    chunk::decompress_to_vec(chunk, 1 << 26)
+}
+
+fn put_i32(c: &mut [u8], at: usize, v: i32) {
+    c[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+fn assert_corrupt(r: Result<Vec<u8>, Error>, needle: &str) {
+    match r {
+        Err(Error::Corrupt(m)) => assert!(m.contains(needle), "message {m:?} lacks {needle:?}"),
+        other => panic!("expected a Corrupt error mentioning {needle:?}, got {other:?}"),
+    }
+}
+
+#[test]
+fn truncated_headers() {
+    let c = good_chunk();
+    for n in 0..16 {
+        assert_corrupt(decode(&c[..n]), "16 bytes needed");
+    }
+    for n in 16..32 {
+        assert_corrupt(decode(&c[..n]), "extended header");
+    }
+}
+
+#[test]
+fn cbytes_larger_than_the_buffer() {
+    let c = good_chunk();
+    assert_corrupt(decode(&c[..c.len() - 1]), "larger than the buffer");
+    let mut c2 = c.clone();
+    put_i32(&mut c2, 12, i32::MAX);
+    assert_corrupt(decode(&c2), "larger than the buffer");
+    put_i32(&mut c2, 12, 3);
+    assert_corrupt(decode(&c2), "smaller than the header");
+}
+
+#[test]
+fn nbytes_and_blocksize_out_of_range() {
+    let mut c = good_chunk();
+    put_i32(&mut c, 4, -5);
+    assert_corrupt(decode(&c), "negative nbytes");
+    let mut c = good_chunk();
+    put_i32(&mut c, 8, 0);
+    assert_corrupt(decode(&c), "blocksize 0");
+    put_i32(&mut c, 8, -1);
+    assert_corrupt(decode(&c), "blocksize -1");
+    put_i32(&mut c, 8, 600_000_000);
+    assert_corrupt(decode(&c), "exceeds the maximum");
+    // A huge nbytes with a tiny blocksize claims more blocks than the chunk can hold.
+    let mut c = good_chunk();
+    put_i32(&mut c, 4, i32::MAX);
+    put_i32(&mut c, 8, 1);
+    match decode(&c) {
+        Err(Error::NoMemory(_)) | Err(Error::Corrupt(_)) => {}
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert_corrupt(
+        chunk::decompress_to_vec(&c, usize::MAX).map(|_| vec![]),
+        "block starts do not fit",
+    );
+}
+
+#[test]
+fn typesize_zero() {
+    let mut c = good_chunk();
+    c[3] = 0;
+    assert_corrupt(decode(&c), "typesize is 0");
+}
+
+#[test]
+fn bstarts_outside_the_chunk() {
+    let c = good_chunk();
+    for bad in [0, -1, 20, c.len() as i32, i32::MAX] {
+        let mut c2 = c.clone();
+        put_i32(&mut c2, 32 + 4, bad);
+        assert_corrupt(decode(&c2), "block start");
+    }
+}
+
+#[test]
+fn stream_sizes_outside_the_chunk() {
+    let c = good_chunk();
+    let bstart = i32::from_le_bytes(c[32..36].try_into().unwrap()) as usize;
+    for bad in [c.len() as i32, i32::MAX] {
+        let mut c2 = c.clone();
+        put_i32(&mut c2, bstart, bad);
+        assert_corrupt(decode(&c2), "run past the chunk");
+    }
+    let mut c2 = c.clone();
+    put_i32(&mut c2, bstart, -300);
+    c2[bstart + 4] = 1;
+    assert_corrupt(decode(&c2), "not a byte");
+    c2[bstart + 4] = 2;
+    assert_corrupt(decode(&c2), "unknown stream token");
+}
+
+#[test]
+fn dictionary_size_beyond_the_chunk() {
+    let p = CParams {
+        codec: codecs::ZSTD,
+        typesize: 4,
+        use_dict: true,
+        ..CParams::default()
+    };
+    let src: Vec<u8> = (0..1u32 << 20)
+        .map(|i| (i / 1000) as u8 ^ (i % 5) as u8)
+        .collect();
+    let c = Context::new(p).unwrap().compress_to_vec(&src).unwrap();
+    let nblocks = src
+        .len()
+        .div_ceil(i32::from_le_bytes(c[8..12].try_into().unwrap()) as usize);
+    let at = 32 + 4 * nblocks;
+    for bad in [0, -4, 40_000, c.len() as i32] {
+        let mut c2 = c.clone();
+        put_i32(&mut c2, at, bad);
+        assert_corrupt(decode(&c2), "dictionary");
+    }
+    assert_eq!(decode(&c).unwrap(), src);
+}
+
+#[test]
+fn streams_that_decode_to_the_wrong_length() {
+    let c = good_chunk();
+    let bstart = i32::from_le_bytes(c[32..36].try_into().unwrap()) as usize;
+    let csize = i32::from_le_bytes(c[bstart..bstart + 4].try_into().unwrap()) as usize;
+    // Cut one byte off the first stream's data by shrinking its declared size.
+    let mut c2 = c.clone();
+    put_i32(&mut c2, bstart, csize as i32 - 1);
+    match decode(&c2) {
+        Err(Error::Corrupt(m)) => assert!(m.contains("stream"), "{m}"),
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+    // Garbage in place of a stream.
+    let mut c3 = c.clone();
+    for b in &mut c3[bstart + 4..bstart + 4 + csize] {
+        *b = 0xFF;
+    }
+    assert!(matches!(decode(&c3), Err(Error::Corrupt(_))));
+}
+
+#[test]
+fn destination_too_small() {
+    let c = good_chunk();
+    let mut dst = vec![0u8; 16383];
+    match chunk::decompress(&c, &mut dst) {
+        Err(Error::BufferTooSmall {
+            needed: 16384,
+            given: 16383,
+        }) => {}
+        other => panic!("expected BufferTooSmall, got {other:?}"),
+    }
+    // And compression into too small a buffer.
+    let ctx = Context::new(CParams::default()).unwrap();
+    let src = vec![1u8; 1000];
+    let mut small = vec![0u8; 16];
+    assert!(matches!(
+        ctx.compress(&src, &mut small),
+        Err(Error::BufferTooSmall { .. })
+    ));
+    let random: Vec<u8> = (0..1000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    let mut tight = vec![0u8; 500];
+    assert!(matches!(
+        ctx.compress(&random, &mut tight),
+        Err(Error::BufferTooSmall { needed: 1032, .. })
+    ));
+}
+
+#[test]
+fn unknown_codec_and_filter_ids_are_unsupported_and_named() {
+    let c = good_chunk();
+    let mut c2 = c.clone();
+    c2[2] = (c2[2] & 0x1F) | (6 << 5); // user-defined codec format
+    c2[22] = 32; // NDLZ
+    match decode(&c2) {
+        Err(Error::Unsupported(m)) => assert!(m.contains("32") && m.contains("ndlz"), "{m}"),
+        other => panic!("expected Unsupported, got {other:?}"),
+    }
+    let mut c3 = c.clone();
+    c3[21] = 200; // a user filter in slot 5
+    match decode(&c3) {
+        Err(Error::Unsupported(m)) => assert!(m.contains("200"), "{m}"),
+        other => panic!("expected Unsupported, got {other:?}"),
+    }
+    let bad = CParams {
+        codec: 33,
+        ..CParams::default()
+    };
+    assert!(matches!(Context::new(bad), Err(Error::Unsupported(_))));
+}
+
+#[test]
+fn memcpyed_and_special_inconsistencies() {
+    let ctx = Context::new(CParams {
+        clevel: 0,
+        ..CParams::default()
+    })
+    .unwrap();
+    let mut c = ctx.compress_to_vec(&[7u8; 100]).unwrap();
+    put_i32(&mut c, 4, 90);
+    assert_corrupt(decode(&c), "memcpyed");
+    // A special chunk with an unknown kind.
+    let mut z = Context::new(CParams::default())
+        .unwrap()
+        .special_chunk(chunk::SpecialValue::Zero, 800, None)
+        .unwrap();
+    z[31] = 6 << 4;
+    assert_corrupt(decode(&z), "unknown special");
+}
+
+#[test]
+fn every_truncation_and_byte_flip_of_a_chunk_is_handled() {
+    let c = good_chunk();
+    for n in 0..c.len() {
+        let _ = decode(&c[..n]);
+    }
+    for at in 0..c.len().min(200) {
+        for v in [0u8, 0xFF, c[at].wrapping_add(1), c[at].wrapping_sub(1)] {
+            let mut c2 = c.clone();
+            c2[at] = v;
+            if let Ok(out) = decode(&c2) {
+                assert!(out.len() <= 1 << 26);
+            }
+        }
+    }
+}

@@ -1,0 +1,86 @@
+//! Every chunk in ../shared/vectors/c-blosc2-compat/ (written by blosc 1.3 through
+//! c-blosc2 3.0) decodes to the content hash in its manifest.
+
+mod common;
+
+use b2frame::chunk;
+use serde_json::Value;
+
+fn compat_manifest() -> Value {
+    let path = common::vectors_dir().join("c-blosc2-compat/manifest.json");
+    serde_json::from_slice(&common::read(&path)).expect("manifest.json")
+}
+
+#[test]
+fn every_compat_chunk_decodes_to_its_manifest_hash() {
+    let dir = common::vectors_dir().join("c-blosc2-compat");
+    let manifest = compat_manifest();
+    let mut checked = 0;
+    for e in manifest["entries"].as_array().unwrap() {
+        if e["kind"] != "chunk" || e.get("chunk_header").is_none() {
+            continue; // raw filter outputs and frames are checked elsewhere
+        }
+        let path = e["path"].as_str().unwrap();
+        let data = common::read(&dir.join(path));
+        let out =
+            chunk::decompress_to_vec(&data, 1 << 30).unwrap_or_else(|err| panic!("{path}: {err}"));
+        assert_eq!(
+            out.len() as u64,
+            e["decoded_nbytes"].as_u64().unwrap(),
+            "{path}"
+        );
+        assert_eq!(
+            common::sha256_hex(&out),
+            e["decoded_sha256"].as_str().unwrap(),
+            "{path}: decoded content differs from c-blosc2's"
+        );
+        let (nbytes, cbytes, blocksize) = chunk::ChunkHeader::sizes(&data).unwrap();
+        assert_eq!(nbytes as u64, e["chunk_nbytes"].as_u64().unwrap(), "{path}");
+        assert_eq!(cbytes as u64, e["chunk_cbytes"].as_u64().unwrap(), "{path}");
+        assert_eq!(
+            blocksize as u64,
+            e["chunk_blocksize"].as_u64().unwrap(),
+            "{path}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 20, "only {checked} compat chunks found");
+}
+
+#[test]
+fn raw_shuffle_and_bitshuffle_outputs_of_c_blosc2_invert() {
+    let dir = common::vectors_dir().join("c-blosc2-compat/compat");
+    let expected: Vec<u8> = (0..1_000_000i32).flat_map(|i| i.to_le_bytes()).collect();
+    let shuffled = common::read(&dir.join("shuffle-2.20.0.cdata"));
+    let mut out = vec![0u8; shuffled.len()];
+    b2frame::filters::shuffle::unshuffle(4, &shuffled, &mut out);
+    assert!(
+        out == expected,
+        "unshuffle of c-blosc2's shuffle output differs"
+    );
+    let mut again = vec![0u8; expected.len()];
+    b2frame::filters::shuffle::shuffle(4, &expected, &mut again);
+    assert!(again == shuffled, "shuffle differs from c-blosc2's");
+
+    let bits = common::read(&dir.join("bitshuffle-2.20.0.cdata"));
+    b2frame::filters::bitshuffle::bitunshuffle(4, &bits, &mut out, 5).unwrap();
+    assert!(
+        out == expected,
+        "bitunshuffle of c-blosc2's bitshuffle output differs"
+    );
+    b2frame::filters::bitshuffle::bitshuffle(4, &expected, &mut again).unwrap();
+    assert!(again == bits, "bitshuffle differs from c-blosc2's");
+}
+
+#[test]
+fn the_rainfall_benchmark_chunk_decodes() {
+    let path = common::repo_root().join("../shared/bench-data/rainfall-grid-150x150.bin");
+    let data = common::read(&path);
+    let out = chunk::decompress_to_vec(&data, 1 << 20).unwrap();
+    assert_eq!(out.len(), 150 * 150 * 4);
+    // Precipitation: finite, non-negative float32 values.
+    for v in out.chunks_exact(4) {
+        let x = f32::from_le_bytes([v[0], v[1], v[2], v[3]]);
+        assert!(x.is_finite() && x >= 0.0, "implausible rainfall value {x}");
+    }
+}

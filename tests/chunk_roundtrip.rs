@@ -1,0 +1,263 @@
+//! Round trips over the parameter matrix: every codec x clevel x filter pipeline x typesize x
+//! size x split mode x threads. Each case compresses, checks the header, decompresses whole
+//! and block by block, and compares bytes.
+
+mod common;
+
+use b2frame::chunk::decompress::Decoder;
+use b2frame::chunk::{CParams, ChunkHeader, Context, SplitMode};
+use b2frame::{codecs, filters};
+
+const CODECS: [u8; 5] = [
+    codecs::BLOSCLZ,
+    codecs::LZ4,
+    codecs::LZ4HC,
+    codecs::ZLIB,
+    codecs::ZSTD,
+];
+const CLEVELS: [u8; 4] = [0, 1, 5, 9];
+const TYPESIZES: [usize; 8] = [1, 2, 3, 4, 7, 8, 12, 16];
+const SPLITS: [SplitMode; 4] = [
+    SplitMode::Always,
+    SplitMode::Never,
+    SplitMode::Auto,
+    SplitMode::ForwardCompat,
+];
+
+fn pipelines(typesize: usize) -> Vec<(&'static str, [u8; 6], [u8; 6])> {
+    let mut v = vec![
+        ("none", [0; 6], [0; 6]),
+        ("shuffle", [0, 0, 0, 0, 0, filters::SHUFFLE], [0; 6]),
+        ("bitshuffle", [0, 0, 0, 0, 0, filters::BITSHUFFLE], [0; 6]),
+        (
+            "delta+shuffle",
+            [filters::DELTA, filters::SHUFFLE, 0, 0, 0, 0],
+            [0; 6],
+        ),
+        (
+            "bytedelta",
+            [filters::SHUFFLE, filters::BYTEDELTA, 0, 0, 0, 0],
+            [0, typesize as u8, 0, 0, 0, 0],
+        ),
+    ];
+    if typesize == 4 || typesize == 8 {
+        v.push((
+            "trunc_prec",
+            [filters::TRUNC_PREC, filters::SHUFFLE, 0, 0, 0, 0],
+            [20, 0, 0, 0, 0, 0],
+        ));
+    }
+    v
+}
+
+/// Data that compresses somewhat: a slowly varying sequence of `typesize`-byte items with noise.
+fn data(n: usize, typesize: usize, seed: u64) -> Vec<u8> {
+    let mut rng = common::Rng::new(seed);
+    (0..n)
+        .map(|i| {
+            let item = i / typesize;
+            let byte = i % typesize;
+            if byte == 0 {
+                (item / 3) as u8 ^ (rng.next_u64() % 3) as u8
+            } else if byte == typesize - 1 {
+                0
+            } else {
+                item.checked_shr(8 * byte as u32).unwrap_or(0) as u8
+            }
+        })
+        .collect()
+}
+
+/// What trunc_prec leaves of `src` (the filter is lossy): computed by the filter itself.
+fn expected_after(p: &CParams, src: &[u8]) -> Vec<u8> {
+    match p.filters.iter().position(|&f| f == filters::TRUNC_PREC) {
+        Some(i) if p.clevel > 0 && src.len() >= 32 => {
+            let mut out = src.to_vec();
+            let whole = src.len() / p.typesize * p.typesize;
+            filters::trunc_prec::truncate(
+                p.filters_meta[i] as i8,
+                p.typesize,
+                &src[..whole],
+                &mut out[..whole],
+            )
+            .unwrap();
+            out
+        }
+        _ => src.to_vec(),
+    }
+}
+
+fn check(p: &CParams, src: &[u8]) {
+    let ctx = Context::new(p.clone()).unwrap();
+    let chunk = ctx
+        .compress_to_vec(src)
+        .unwrap_or_else(|e| panic!("{p:?} size {}: {e}", src.len()));
+    let h = ChunkHeader::parse(&chunk).unwrap();
+    assert_eq!(h.nbytes, src.len());
+    assert_eq!(h.cbytes, chunk.len());
+    assert!(chunk.len() <= src.len() + 32);
+    let expected = expected_after(p, src);
+    let mut out = vec![0xA5u8; src.len()];
+    let n = ctx
+        .decompress(&chunk, &mut out)
+        .unwrap_or_else(|e| panic!("{p:?} size {}: {e}", src.len()));
+    assert_eq!(n, src.len());
+    assert!(
+        out == expected,
+        "{p:?} size {}: round trip differs",
+        src.len()
+    );
+    // Block by block, as the n-dim layer reads.
+    let d = Decoder::new(&chunk).unwrap();
+    let mut block0 = Vec::new();
+    for j in 0..d.nblocks() {
+        let r = d.block_range(j);
+        let mut b = vec![0u8; r.len()];
+        let dref = if j > 0 && d.needs_reference() {
+            Some(&block0[..])
+        } else {
+            None
+        };
+        d.decode_block(j, &mut b, dref).unwrap();
+        assert!(b == expected[r], "{p:?}: block {j} differs");
+        if j == 0 {
+            block0 = b;
+        }
+    }
+}
+
+#[test]
+fn matrix() {
+    let mut cases = 0;
+    for &codec in &CODECS {
+        for &clevel in &CLEVELS {
+            for &typesize in &TYPESIZES {
+                // 0, 1, not a multiple of typesize, smaller than a block, many blocks.
+                let sizes = [
+                    0,
+                    1,
+                    typesize * 50 + 1,
+                    5000 * typesize,
+                    150_000 + typesize * 3,
+                ];
+                for (name, filters, meta) in pipelines(typesize) {
+                    for (k, &size) in sizes.iter().enumerate() {
+                        for &splitmode in &SPLITS {
+                            for nthreads in [1, 2] {
+                                let p = CParams {
+                                    codec,
+                                    clevel,
+                                    filters,
+                                    filters_meta: meta,
+                                    typesize,
+                                    blocksize: 0,
+                                    nthreads,
+                                    splitmode,
+                                    use_dict: false,
+                                };
+                                let src = data(size, typesize, (cases + k) as u64);
+                                check(&p, &src);
+                                let _ = name;
+                                cases += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(cases > 30_000, "{cases} cases");
+}
+
+#[test]
+fn explicit_blocksizes_and_many_blocks() {
+    for &codec in &CODECS {
+        for blocksize in [32, 100, 4096, 65536] {
+            for typesize in [1, 4, 8] {
+                let p = CParams {
+                    codec,
+                    typesize,
+                    blocksize,
+                    nthreads: 2,
+                    ..CParams::default()
+                };
+                check(&p, &data(300_001, typesize, blocksize as u64));
+            }
+        }
+    }
+}
+
+#[test]
+fn dictionaries() {
+    for codec in [codecs::ZSTD, codecs::LZ4, codecs::LZ4HC] {
+        for clevel in [1, 5, 9] {
+            for nthreads in [1, 2] {
+                let p = CParams {
+                    codec,
+                    clevel,
+                    typesize: 4,
+                    use_dict: true,
+                    nthreads,
+                    ..CParams::default()
+                };
+                let src = data(1 << 20, 4, 7);
+                check(&p, &src);
+                let chunk = Context::new(p.clone())
+                    .unwrap()
+                    .compress_to_vec(&src)
+                    .unwrap();
+                assert!(
+                    ChunkHeader::parse(&chunk).unwrap().use_dict(),
+                    "{p:?} built no dictionary"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn large_typesizes_are_compressed_as_bytes() {
+    for typesize in [255, 256, 1000, 70_000] {
+        let p = CParams {
+            codec: codecs::LZ4,
+            typesize,
+            ..CParams::default()
+        };
+        check(&p, &data(typesize * 20, typesize, 3));
+    }
+}
+
+#[test]
+fn special_value_chunks() {
+    use b2frame::chunk::SpecialValue;
+    let ctx = Context::new(CParams {
+        typesize: 8,
+        ..CParams::default()
+    })
+    .unwrap();
+    let zeros = ctx.special_chunk(SpecialValue::Zero, 8000, None).unwrap();
+    assert_eq!(zeros.len(), 32);
+    assert_eq!(
+        b2frame::chunk::decompress_to_vec(&zeros, 1 << 20).unwrap(),
+        vec![0u8; 8000]
+    );
+    let nans = ctx.special_chunk(SpecialValue::Nan, 800, None).unwrap();
+    let out = b2frame::chunk::decompress_to_vec(&nans, 1 << 20).unwrap();
+    assert!(out
+        .chunks(8)
+        .all(|c| f64::from_le_bytes(c.try_into().unwrap()).is_nan()));
+    let v = 1234.5f64.to_le_bytes();
+    let rep = ctx
+        .special_chunk(SpecialValue::Value, 800, Some(&v))
+        .unwrap();
+    assert_eq!(rep.len(), 40);
+    let out = b2frame::chunk::decompress_to_vec(&rep, 1 << 20).unwrap();
+    assert!(out.chunks(8).all(|c| c == v));
+    // An all-zero buffer compresses to a zero special chunk, as in c-blosc2.
+    let z = ctx.compress_to_vec(&vec![0u8; 1 << 20]).unwrap();
+    assert_eq!(z.len(), 32);
+    assert_eq!(
+        ChunkHeader::parse(&z).unwrap().special().unwrap(),
+        SpecialValue::Zero
+    );
+}
