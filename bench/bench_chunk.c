@@ -1,0 +1,227 @@
+/* Chunk codec benchmark: b2frame against c-blosc2 in one process, same buffers, same
+ * parameters, the two libraries alternating in every repetition. Prints per case the
+ * b2frame/c-blosc2 ratios of compression speed, decompression speed and compression ratio,
+ * and memcpy as the ceiling.
+ *
+ *   bench/run.sh            (builds against target/release and the wheel's libblosc2)
+ */
+#include <blosc2.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "b2frame.h"
+
+#define MB (1024.0 * 1024.0)
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+  qsort(v, n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+typedef struct {
+  const char *name;
+  unsigned char *data;
+  size_t len;
+  int typesize;
+} dataset;
+
+static size_t g_len = 8u << 20;
+static int g_reps = 7;
+
+static dataset make(const char *name, int typesize) {
+  dataset d = {name, malloc(g_len), g_len, typesize};
+  uint64_t s = 42;
+  if (!strcmp(name, "smooth_f64")) {
+    double *v = (double *)d.data;
+    for (size_t i = 0; i < g_len / 8; i++) v[i] = sin(i * 1e-4) * 1000.0 + i * 1e-3;
+  } else if (!strcmp(name, "incr_i32")) {
+    int32_t *v = (int32_t *)d.data;
+    for (size_t i = 0; i < g_len / 4; i++) v[i] = (int32_t)(i / 10);
+  } else if (!strcmp(name, "random")) {
+    for (size_t i = 0; i < g_len; i++) {
+      s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+      d.data[i] = (unsigned char)s;
+    }
+  } else if (!strcmp(name, "zeros")) {
+    memset(d.data, 0, g_len);
+  }
+  return d;
+}
+
+/* The real float32 grid of ../shared/bench-data, tiled to the buffer size. */
+static int make_rainfall(const char *path, dataset *d) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  unsigned char buf[1 << 20];
+  size_t n = fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  size_t nbytes = 0;
+  if (b2f_decompress(buf, n, NULL, 0, &nbytes) != B2F_OK) return 0;
+  unsigned char *grid = malloc(nbytes);
+  if (b2f_decompress(buf, n, grid, nbytes, &nbytes) != B2F_OK) return 0;
+  d->name = "rainfall_f32";
+  d->typesize = 4;
+  d->len = g_len;
+  d->data = malloc(g_len);
+  for (size_t i = 0; i < g_len; i += nbytes) memcpy(d->data + i, grid, g_len - i < nbytes ? g_len - i : nbytes);
+  free(grid);
+  return 1;
+}
+
+static const char *codec_name(int c) {
+  switch (c) {
+    case 0: return "blosclz";
+    case 1: return "lz4";
+    case 2: return "lz4hc";
+    case 4: return "zlib";
+    case 5: return "zstd";
+  }
+  return "?";
+}
+
+static const char *filter_name(int f) { return f == 0 ? "none" : f == 1 ? "shuffle" : "bitshuffle"; }
+
+typedef struct {
+  double b_c, c_c, b_d, c_d; /* MB/s */
+  double b_ratio, c_ratio;
+} result;
+
+static result run_case(const dataset *d, int codec, int filter, int nthreads, int clevel) {
+  size_t cap = d->len + BLOSC2_MAX_OVERHEAD;
+  unsigned char *bchunk = malloc(cap), *cchunk = malloc(cap), *out = malloc(d->len);
+  b2f_cparams p;
+  b2f_cparams_default(&p);
+  p.codec = (uint8_t)codec;
+  p.clevel = (uint8_t)clevel;
+  p.typesize = d->typesize;
+  p.filters[5] = (uint8_t)filter;
+  p.nthreads = (int16_t)nthreads;
+
+  blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
+  cp.compcode = (uint8_t)codec;
+  cp.clevel = (uint8_t)clevel;
+  cp.typesize = d->typesize;
+  cp.filters[5] = (uint8_t)filter;
+  cp.nthreads = (int16_t)nthreads;
+  blosc2_context *cctx = blosc2_create_cctx(cp);
+  blosc2_dparams dp = BLOSC2_DPARAMS_DEFAULTS;
+  dp.nthreads = (int16_t)nthreads;
+  blosc2_context *dctx = blosc2_create_dctx(dp);
+
+  double tb_c[64], tc_c[64], tb_d[64], tc_d[64];
+  size_t bcb = 0, nb = 0;
+  int ccb = 0;
+  for (int r = 0; r < g_reps; r++) {
+    double t0 = now();
+    if (b2f_compress(&p, d->data, d->len, bchunk, cap, &bcb) != B2F_OK) {
+      fprintf(stderr, "b2f_compress: %s\n", b2f_last_error());
+      exit(1);
+    }
+    double t1 = now();
+    ccb = blosc2_compress_ctx(cctx, d->data, (int32_t)d->len, cchunk, (int32_t)cap);
+    double t2 = now();
+    if (ccb <= 0) exit(2);
+    if (b2f_decompress_threads(bchunk, bcb, out, d->len, (int16_t)nthreads, &nb) != B2F_OK || nb != d->len) {
+      fprintf(stderr, "b2f_decompress: %s\n", b2f_last_error());
+      exit(1);
+    }
+    double t3 = now();
+    if (blosc2_decompress_ctx(dctx, cchunk, ccb, out, (int32_t)d->len) != (int)d->len) exit(3);
+    double t4 = now();
+    tb_c[r] = t1 - t0, tc_c[r] = t2 - t1, tb_d[r] = t3 - t2, tc_d[r] = t4 - t3;
+  }
+  /* Each library's chunk must decode in the other. */
+  if (blosc2_decompress_ctx(dctx, bchunk, (int32_t)bcb, out, (int32_t)d->len) != (int)d->len) exit(4);
+  if (b2f_decompress(cchunk, (size_t)ccb, out, d->len, &nb) != B2F_OK) {
+    fprintf(stderr, "b2f_decompress of the c-blosc2 chunk: %s\n", b2f_last_error());
+    exit(5);
+  }
+  {
+    if (memcmp(out, d->data, d->len) != 0) {
+      fprintf(stderr, "content differs\n");
+      exit(6);
+    }
+  }
+  result res;
+  res.b_c = d->len / MB / median(tb_c, g_reps);
+  res.c_c = d->len / MB / median(tc_c, g_reps);
+  res.b_d = d->len / MB / median(tb_d, g_reps);
+  res.c_d = d->len / MB / median(tc_d, g_reps);
+  res.b_ratio = (double)d->len / bcb;
+  res.c_ratio = (double)d->len / ccb;
+  blosc2_free_ctx(cctx);
+  blosc2_free_ctx(dctx);
+  free(bchunk);
+  free(cchunk);
+  free(out);
+  return res;
+}
+
+int main(int argc, char **argv) {
+  const char *rain = "../shared/bench-data/rainfall-grid-150x150.bin";
+  int clevel = 5;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--mib") && i + 1 < argc) g_len = (size_t)atoi(argv[++i]) << 20;
+    else if (!strcmp(argv[i], "--clevel") && i + 1 < argc) clevel = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--rainfall") && i + 1 < argc) rain = argv[++i];
+  }
+  if (g_reps > 64) g_reps = 64;
+  blosc2_init();
+  dataset sets[6];
+  int nsets = 0;
+  sets[nsets++] = make("smooth_f64", 8);
+  sets[nsets++] = make("incr_i32", 4);
+  sets[nsets++] = make("random", 1);
+  sets[nsets++] = make("zeros", 8);
+  if (make_rainfall(rain, &sets[nsets])) nsets++;
+
+  /* memcpy ceiling */
+  unsigned char *tmp = malloc(g_len);
+  double tm[64];
+  for (int r = 0; r < g_reps; r++) {
+    double t0 = now();
+    memcpy(tmp, sets[0].data, g_len);
+    tm[r] = now() - t0;
+  }
+  printf("b2frame %s vs c-blosc2 %s; %zu MiB buffers, clevel %d, median of %d runs; memcpy %.0f MB/s\n\n",
+         b2f_version(), BLOSC2_VERSION_STRING, g_len >> 20, clevel, g_reps, g_len / MB / median(tm, g_reps));
+  free(tmp);
+  printf("| data | codec | filter | threads | cratio b2f | cratio c | cratio b2f/c | comp MB/s b2f | comp MB/s c | comp b2f/c | decomp MB/s b2f | decomp MB/s c | decomp b2f/c |\n");
+  printf("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  int codecs[] = {0, 1, 2, 4, 5};
+  int filters[] = {0, 1, 2};
+  double worst_c = 1e9, worst_d = 1e9, worst_r = 1e9;
+  for (int s = 0; s < nsets; s++)
+    for (int c = 0; c < 5; c++)
+      for (int f = 0; f < 3; f++)
+        for (int t = 1; t <= 2; t++) {
+          result r = run_case(&sets[s], codecs[c], filters[f], t, clevel);
+          double rc = r.b_c / r.c_c, rd = r.b_d / r.c_d, rr = r.b_ratio / r.c_ratio;
+          if (rc < worst_c) worst_c = rc;
+          if (rd < worst_d) worst_d = rd;
+          if (rr < worst_r) worst_r = rr;
+          printf("| %s | %s | %s | %d | %.2f | %.2f | %.3f | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f |\n",
+                 sets[s].name, codec_name(codecs[c]), filter_name(filters[f]), t, r.b_ratio, r.c_ratio, rr,
+                 r.b_c, r.c_c, rc, r.b_d, r.c_d, rd);
+          fflush(stdout);
+        }
+  printf("\nworst b2f/c-blosc2: compression speed %.2f, decompression speed %.2f, compression ratio %.3f\n",
+         worst_c, worst_d, worst_r);
+  return 0;
+}

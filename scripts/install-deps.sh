@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what building and testing b2frame needs on a Debian machine (run as root):
+# Debian packages, and a Python venv in .venv with the reference implementation
+# (python-blosc2 4.14.1, which bundles c-blosc2) plus numpy and pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+for tool in cmake:cmake pkg-config:pkg-config strace:strace valgrind:valgrind go:golang-go ruby:ruby \
+            g++:g++ python3:python3; do
+  command -v "${tool%%:*}" >/dev/null 2>&1 || need_apt+=("${tool#*:}")
+done
+ruby -e 'require "ffi"' >/dev/null 2>&1 || need_apt+=(ruby-ffi)
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+  else
+    echo "missing packages: ${need_apt[*]} (run this script as root, or install them)" >&2
+    exit 1
+  fi
+fi
+
+if ! .venv/bin/python -c 'import blosc2, numpy, pytest; assert blosc2.__version__ == "4.14.1"' >/dev/null 2>&1; then
+  python3 -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check blosc2==4.14.1 numpy pytest
+fi
+echo "dependencies ready"

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs every test: Rust unit and integration tests, the header drift check, the Python
+# interop tests against c-blosc2, and the C API harness (ctest), plus the same C tests
+# under ASan/UBSan and valgrind. This is the README's test command.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+bash scripts/install-deps.sh
+export B2F_PYTHON=$root/.venv/bin/python
+export B2F_VECTORS=${B2F_VECTORS:-$root/../shared/vectors}
+export CARGO_TERM_COLOR=never
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step "cargo build (release library, binaries)"
+cargo build --release --lib --bins
+
+step "header drift: include/b2frame.h must match the one cbindgen generates"
+if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
+  git -C "$root" diff --exit-code -- include/b2frame.h
+fi
+
+step "cargo test"
+cargo test --no-fail-fast 2>&1 | tee "$root/target/cargo-test.log"
+
+step "pytest (interop with c-blosc2)"
+B2F_LIB=$root/target/release/libb2frame.so "$B2F_PYTHON" -m pytest -q tests/python
+
+step "C API harness (ctest)"
+cmake -S capi-tests -B build/capi -DB2F_CARGO_PROFILE=release >/dev/null
+cmake --build build/capi -j2 >/dev/null
+ctest --test-dir build/capi --output-on-failure
+
+step "C API harness under ASan + UBSan"
+cmake -S capi-tests -B build/capi-asan -DB2F_CARGO_PROFILE=release -DB2F_SANITIZE=ON >/dev/null
+cmake --build build/capi-asan -j2 >/dev/null
+ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build/capi-asan --output-on-failure
+
+step "C API harness under valgrind memcheck"
+cmake -S capi-tests -B build/capi-valgrind -DB2F_CARGO_PROFILE=release -DB2F_VALGRIND=ON >/dev/null
+cmake --build build/capi-valgrind -j2 >/dev/null
+ctest --test-dir build/capi-valgrind --output-on-failure
+
+step "all tests passed"
