@@ -76,7 +76,7 @@ impl b2f_cparams {
     }
 
     /// The engine's parameters, every field validated.
-    pub(crate) fn to_engine(&self) -> Result<CParams> {
+    pub(crate) fn to_engine(self) -> Result<CParams> {
         let typesize = usize::try_from(self.typesize)
             .map_err(|_| Error::invalid(format!("typesize {} is negative", self.typesize)))?;
         let blocksize = usize::try_from(self.blocksize)

@@ -288,9 +288,9 @@ impl Context {
     fn filters_meta(&self) -> [u8; 6] {
         let p = &self.params;
         let mut meta = p.filters_meta;
-        for i in 0..filters::MAX_FILTERS {
-            if p.filters[i] == filters::BYTEDELTA && meta[i] == 0 {
-                meta[i] = p.typesize.min(MAX_SPLIT_TYPESIZE) as u8;
+        for (m, &f) in meta.iter_mut().zip(&p.filters) {
+            if f == filters::BYTEDELTA && *m == 0 {
+                *m = p.typesize.min(MAX_SPLIT_TYPESIZE) as u8;
             }
         }
         meta
@@ -494,8 +494,7 @@ impl Context {
         let block = &src[r.clone()];
         let meta = self.filters_meta();
         let mut cur = Buf::Src;
-        for i in 0..filters::MAX_FILTERS {
-            let id = p.filters[i];
+        for (&id, &m) in p.filters.iter().zip(&meta) {
             if id == filters::NOFILTER {
                 continue;
             }
@@ -509,11 +508,7 @@ impl Context {
             let ts = plan.typesize;
             match id {
                 filters::SHUFFLE => {
-                    let g = if meta[i] == 0 {
-                        ts
-                    } else {
-                        usize::from(meta[i])
-                    };
+                    let g = if m == 0 { ts } else { usize::from(m) };
                     filters::shuffle::shuffle(g, input, output);
                 }
                 filters::BITSHUFFLE => filters::bitshuffle::bitshuffle(ts, input, output)?,
@@ -525,12 +520,8 @@ impl Context {
                         filters::delta::encode(&src[..plan.blocksize], false, ts, input, output);
                     }
                 }
-                filters::TRUNC_PREC => {
-                    filters::trunc_prec::truncate(meta[i] as i8, ts, input, output)?
-                }
-                filters::BYTEDELTA => {
-                    filters::bytedelta::encode(usize::from(meta[i]), input, output)
-                }
+                filters::TRUNC_PREC => filters::trunc_prec::truncate(m as i8, ts, input, output)?,
+                filters::BYTEDELTA => filters::bytedelta::encode(usize::from(m), input, output),
                 other => bail!(
                     unsupported,
                     "filter id {other} is not supported for compression"
