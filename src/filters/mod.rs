@@ -1,6 +1,7 @@
 //! Filters of the 6-slot pipeline: one module each, SIMD kernels beside the scalar reference.
 
 pub mod bitshuffle;
+pub mod simd;
 pub mod bytedelta;
 pub mod delta;
 pub mod shuffle;

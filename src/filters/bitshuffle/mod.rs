@@ -1,0 +1,148 @@
+//! Bit shuffle, as c-blosc2's `blosc2_bitshuffle`: over the elements in whole groups of 8,
+//! bit k of byte j of element e goes to bit row `8j + k`, at bit `e % 8` of byte `e / 8`;
+//! the remaining elements and trailing bytes are copied unchanged.
+
+mod scalar;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+use super::simd::{level, Level};
+use crate::error::Result;
+
+/// Bit-shuffles `src` into `dst` (same length).
+pub fn bitshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
+    bitshuffle_with(level(), typesize, src, dst)
+}
+
+/// Inverse of [`bitshuffle`]. `format_version` is the chunk header's version byte: Blosc1
+/// chunks (version 2) bit-shuffled only blocks whose element count is a multiple of 8.
+pub fn bitunshuffle(typesize: usize, src: &[u8], dst: &mut [u8], format_version: u8) -> Result<()> {
+    bitunshuffle_with(level(), typesize, src, dst, format_version)
+}
+
+/// [`bitshuffle`] with an explicit kernel level.
+pub fn bitshuffle_with(level: Level, typesize: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
+    check(typesize, src, dst)?;
+    let n = src.len() / typesize;
+    let nb = n - n % 8;
+    if nb > 0 {
+        let done = simd_trans(level, typesize, nb, src, dst);
+        scalar::trans(typesize, nb, done, src, dst);
+    }
+    let whole = nb * typesize;
+    dst[whole..].copy_from_slice(&src[whole..]);
+    Ok(())
+}
+
+/// [`bitunshuffle`] with an explicit kernel level.
+pub fn bitunshuffle_with(
+    level: Level,
+    typesize: usize,
+    src: &[u8],
+    dst: &mut [u8],
+    format_version: u8,
+) -> Result<()> {
+    check(typesize, src, dst)?;
+    let n = src.len() / typesize;
+    if format_version == crate::chunk::header::VERSION_BLOSC1 && n % 8 != 0 {
+        dst.copy_from_slice(src);
+        return Ok(());
+    }
+    let nb = n - n % 8;
+    if nb > 0 {
+        let done = simd_untrans(level, typesize, nb, src, dst);
+        scalar::untrans(typesize, nb, done, src, dst);
+    }
+    let whole = nb * typesize;
+    dst[whole..].copy_from_slice(&src[whole..]);
+    Ok(())
+}
+
+fn check(typesize: usize, src: &[u8], dst: &[u8]) -> Result<()> {
+    if typesize == 0 {
+        bail!(invalid, "bitshuffle: typesize is 0");
+    }
+    if src.len() != dst.len() {
+        bail!(invalid, "bitshuffle: source and destination lengths differ");
+    }
+    Ok(())
+}
+
+/// Runs the best kernel; returns how many leading elements (a multiple of 8) it handled.
+fn simd_trans(level: Level, typesize: usize, nb: usize, src: &[u8], dst: &mut [u8]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    match level.min(super::simd::detect()) {
+        Level::Avx2 => return x86::trans_avx2(typesize, nb, src, dst),
+        Level::Sse2 => return x86::trans_sse2(typesize, nb, src, dst),
+        Level::Scalar => {}
+    }
+    let _ = (level, typesize, nb, src, dst);
+    0
+}
+
+fn simd_untrans(level: Level, typesize: usize, nb: usize, src: &[u8], dst: &mut [u8]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    match level.min(super::simd::detect()) {
+        Level::Avx2 => return x86::untrans_avx2(typesize, nb, src, dst),
+        Level::Sse2 => return x86::untrans_sse2(typesize, nb, src, dst),
+        Level::Scalar => {}
+    }
+    let _ = (level, typesize, nb, src, dst);
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The definition, bit by bit.
+    fn reference(ts: usize, src: &[u8]) -> Vec<u8> {
+        let n = src.len() / ts;
+        let nb = n - n % 8;
+        let mut out = src.to_vec();
+        out[..nb * ts].fill(0);
+        for e in 0..nb {
+            for j in 0..ts {
+                for k in 0..8 {
+                    let bit = (src[e * ts + j] >> k) & 1;
+                    let row = 8 * j + k;
+                    out[row * (nb / 8) + e / 8] |= bit << (e % 8);
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_level_matches_the_definition() {
+        let data: Vec<u8> = (0..40_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 9) as u8).collect();
+        let mut sizes: Vec<usize> = (0..=300).step_by(7).collect();
+        sizes.extend([512, 1000, 4096, 8192 + 24, 20_000]);
+        for ts in (1..=20).chain([24, 32, 64, 255]) {
+            for &len in &sizes {
+                for misalign in [0, 1, 5] {
+                    let src = &data[misalign..misalign + len];
+                    let want = reference(ts, src);
+                    for level in [Level::Scalar, Level::Sse2, Level::Avx2] {
+                        let mut buf = vec![0u8; len + 8];
+                        let dst = &mut buf[misalign..misalign + len];
+                        bitshuffle_with(level, ts, src, dst).unwrap();
+                        assert!(dst == &want[..], "bitshuffle ts {ts} len {len} {level:?}");
+                        let mut back = vec![0u8; len + 8];
+                        let b = &mut back[3..3 + len];
+                        bitunshuffle_with(level, ts, dst, b, 5).unwrap();
+                        assert!(b == src, "bitunshuffle ts {ts} len {len} {level:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn blosc1_chunks_with_incomplete_groups_were_not_bit_shuffled() {
+        let src: Vec<u8> = (0..36u8).collect(); // 9 elements of 4 bytes
+        let mut out = vec![0u8; 36];
+        bitunshuffle(4, &src, &mut out, 2).unwrap();
+        assert_eq!(out, src);
+    }
+}

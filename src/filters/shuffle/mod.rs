@@ -1,0 +1,131 @@
+//! Byte shuffle: byte j of every element goes to plane j (`dst[j * n + i] = src[i * ts + j]`),
+//! trailing bytes of an incomplete element are copied unchanged, as `blosc2_shuffle` does.
+//!
+//! SSE2 and AVX2 kernels handle typesizes 2, 4, 8 and 16 (the ones c-blosc2 vectorizes) over
+//! whole tiles of 16 or 32 elements; the portable code does the rest and every other typesize.
+
+mod scalar;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx2;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod sse2;
+
+use super::simd::{level, Level};
+
+/// Shuffles `src` into `dst` (same length) for elements of `typesize` bytes.
+pub fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    assert_eq!(src.len(), dst.len(), "shuffle: source and destination lengths differ");
+    let n = if typesize == 0 { 0 } else { src.len() / typesize };
+    if typesize <= 1 || n == 0 {
+        dst.copy_from_slice(src);
+        return;
+    }
+    let done = simd_shuffle(level(), typesize, src, dst);
+    scalar::shuffle_tail(typesize, done, src, dst);
+    let whole = n * typesize;
+    dst[whole..].copy_from_slice(&src[whole..]);
+}
+
+/// Inverse of [`shuffle`].
+pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    assert_eq!(src.len(), dst.len(), "unshuffle: source and destination lengths differ");
+    let n = if typesize == 0 { 0 } else { src.len() / typesize };
+    if typesize <= 1 || n == 0 {
+        dst.copy_from_slice(src);
+        return;
+    }
+    let done = simd_unshuffle(level(), typesize, src, dst);
+    scalar::unshuffle_tail(typesize, done, src, dst);
+    let whole = n * typesize;
+    dst[whole..].copy_from_slice(&src[whole..]);
+}
+
+/// Runs the best kernel for `level`; returns how many leading elements it handled.
+fn simd_shuffle(level: Level, typesize: usize, src: &[u8], dst: &mut [u8]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    match level {
+        Level::Avx2 => return avx2::shuffle(typesize, src, dst),
+        Level::Sse2 => return sse2::shuffle(typesize, src, dst),
+        Level::Scalar => {}
+    }
+    let _ = (level, typesize, src, dst);
+    0
+}
+
+fn simd_unshuffle(level: Level, typesize: usize, src: &[u8], dst: &mut [u8]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    match level {
+        Level::Avx2 => return avx2::unshuffle(typesize, src, dst),
+        Level::Sse2 => return sse2::unshuffle(typesize, src, dst),
+        Level::Scalar => {}
+    }
+    let _ = (level, typesize, src, dst);
+    0
+}
+
+/// Runs one kernel level explicitly (tests compare every level with the scalar reference).
+pub fn shuffle_with(level: Level, typesize: usize, src: &[u8], dst: &mut [u8]) {
+    let n = src.len() / typesize.max(1);
+    if typesize <= 1 || n == 0 {
+        dst.copy_from_slice(src);
+        return;
+    }
+    let done = simd_shuffle(level.min(super::simd::detect()), typesize, src, dst);
+    scalar::shuffle_tail(typesize, done, src, dst);
+    let whole = n * typesize;
+    dst[whole..].copy_from_slice(&src[whole..]);
+}
+
+/// [`unshuffle`] with an explicit kernel level.
+pub fn unshuffle_with(level: Level, typesize: usize, src: &[u8], dst: &mut [u8]) {
+    let n = src.len() / typesize.max(1);
+    if typesize <= 1 || n == 0 {
+        dst.copy_from_slice(src);
+        return;
+    }
+    let done = simd_unshuffle(level.min(super::simd::detect()), typesize, src, dst);
+    scalar::unshuffle_tail(typesize, done, src, dst);
+    let whole = n * typesize;
+    dst[whole..].copy_from_slice(&src[whole..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reference(ts: usize, src: &[u8]) -> Vec<u8> {
+        let n = src.len() / ts;
+        let mut out = src.to_vec();
+        for i in 0..n {
+            for j in 0..ts {
+                out[j * n + i] = src[i * ts + j];
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_level_matches_the_definition() {
+        let data: Vec<u8> = (0..70_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8).collect();
+        let mut sizes: Vec<usize> = (0..=300).collect();
+        sizes.extend([1023, 4096, 65536, 65536 + 17]);
+        for ts in (1..=20).chain([24, 32, 64, 128, 255]) {
+            for &len in &sizes {
+                for misalign in [0, 1, 3, 7] {
+                    let src = &data[misalign..misalign + len];
+                    let want = reference(ts, src);
+                    for level in [Level::Scalar, Level::Sse2, Level::Avx2] {
+                        let mut buf = vec![0u8; len + 8];
+                        let dst = &mut buf[misalign..misalign + len];
+                        shuffle_with(level, ts, src, dst);
+                        assert!(dst == &want[..], "shuffle ts {ts} len {len} {level:?}");
+                        let mut back = vec![0u8; len + 8];
+                        let b = &mut back[(misalign + 1) % 8..(misalign + 1) % 8 + len];
+                        unshuffle_with(level, ts, dst, b);
+                        assert!(b == src, "unshuffle ts {ts} len {len} {level:?}");
+                    }
+                }
+            }
+        }
+    }
+}

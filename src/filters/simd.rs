@@ -1,0 +1,39 @@
+//! Run-time choice of the SIMD kernels: the best instruction set the CPU has, detected once.
+
+use std::sync::OnceLock;
+
+/// Instruction sets with kernels, best last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    Scalar,
+    Sse2,
+    Avx2,
+}
+
+/// The level the filters use: the best the CPU supports, unless `B2F_SIMD` names a lower one
+/// (`scalar`, `sse2`), which tests and benchmarks use to compare kernels.
+pub fn level() -> Level {
+    static LEVEL: OnceLock<Level> = OnceLock::new();
+    *LEVEL.get_or_init(|| {
+        let best = detect();
+        match std::env::var("B2F_SIMD").as_deref() {
+            Ok("scalar") => Level::Scalar,
+            Ok("sse2") => best.min(Level::Sse2),
+            _ => best,
+        }
+    })
+}
+
+/// The best level this CPU supports.
+pub fn detect() -> Level {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") {
+            return Level::Avx2;
+        }
+        if std::is_x86_feature_detected!("sse2") {
+            return Level::Sse2;
+        }
+    }
+    Level::Scalar
+}
