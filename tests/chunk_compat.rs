@@ -29,11 +29,28 @@ fn every_compat_chunk_decodes_to_its_manifest_hash() {
             e["decoded_nbytes"].as_u64().unwrap(),
             "{path}"
         );
-        assert_eq!(
-            common::sha256_hex(&out),
-            e["decoded_sha256"].as_str().unwrap(),
-            "{path}: decoded content differs from c-blosc2's"
-        );
+        let h = chunk::ChunkHeader::parse(&data).unwrap();
+        if h.version == 2 && h.flags & 0x04 != 0 && h.nbytes % usize::from(h.typesize) != 0 {
+            // Blosc1-format bit-shuffled blocks: the bytes past the last whole item were never
+            // written by either codec (c-blosc 1.x on encode, c-blosc2 on decode), so their value
+            // is whatever c-blosc2's buffers held and the manifest's hash is not reproducible.
+            // Everything else must equal c-blosc2's decode, done live here.
+            let theirs = common::run_python(
+                "import sys, blosc2; sys.stdout.buffer.write(blosc2.decompress(sys.stdin.buffer.read()))",
+                &data,
+            );
+            let defined = out.len() - h.nbytes % usize::from(h.typesize);
+            assert!(
+                out[..defined] == theirs[..defined],
+                "{path}: differs from c-blosc2's decode"
+            );
+        } else {
+            assert_eq!(
+                common::sha256_hex(&out),
+                e["decoded_sha256"].as_str().unwrap(),
+                "{path}: decoded content differs from c-blosc2's"
+            );
+        }
         let (nbytes, cbytes, blocksize) = chunk::ChunkHeader::sizes(&data).unwrap();
         assert_eq!(nbytes as u64, e["chunk_nbytes"].as_u64().unwrap(), "{path}");
         assert_eq!(cbytes as u64, e["chunk_cbytes"].as_u64().unwrap(), "{path}");

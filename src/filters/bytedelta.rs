@@ -11,7 +11,10 @@ pub fn encode(typesize: usize, src: &[u8], dst: &mut [u8]) {
     let ts = typesize.max(1);
     let len = src.len() / ts;
     for s in 0..ts {
-        let (i, o) = (&src[s * len..(s + 1) * len], &mut dst[s * len..(s + 1) * len]);
+        let (i, o) = (
+            &src[s * len..(s + 1) * len],
+            &mut dst[s * len..(s + 1) * len],
+        );
         let mut prev = 0u8;
         for (d, &v) in o.iter_mut().zip(i) {
             *d = v.wrapping_sub(prev);
@@ -26,7 +29,10 @@ pub fn decode(typesize: usize, src: &[u8], dst: &mut [u8]) {
     let ts = typesize.max(1);
     let len = src.len() / ts;
     for s in 0..ts {
-        prefix_sum(&src[s * len..(s + 1) * len], &mut dst[s * len..(s + 1) * len]);
+        prefix_sum(
+            &src[s * len..(s + 1) * len],
+            &mut dst[s * len..(s + 1) * len],
+        );
     }
     dst[ts * len..].copy_from_slice(&src[ts * len..]);
 }
@@ -38,7 +44,10 @@ pub fn decode_buggy(typesize: usize, src: &[u8], dst: &mut [u8]) {
     let len = src.len() / ts;
     let head = len / 16 * 16;
     for s in 0..ts {
-        let (i, o) = (&src[s * len..(s + 1) * len], &mut dst[s * len..(s + 1) * len]);
+        let (i, o) = (
+            &src[s * len..(s + 1) * len],
+            &mut dst[s * len..(s + 1) * len],
+        );
         prefix_sum(&i[..head], &mut o[..head]);
         prefix_sum(&i[head..], &mut o[head..]);
     }

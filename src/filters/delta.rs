@@ -15,7 +15,11 @@ fn word(typesize: usize) -> usize {
 }
 
 fn xor_words<const W: usize>(dst: &mut [u8], a: &[u8], b: &[u8]) {
-    for ((d, x), y) in dst.chunks_exact_mut(W).zip(a.chunks_exact(W)).zip(b.chunks_exact(W)) {
+    for ((d, x), y) in dst
+        .chunks_exact_mut(W)
+        .zip(a.chunks_exact(W))
+        .zip(b.chunks_exact(W))
+    {
         for i in 0..W {
             d[i] = x[i] ^ y[i];
         }

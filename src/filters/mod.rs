@@ -1,10 +1,10 @@
 //! Filters of the 6-slot pipeline: one module each, SIMD kernels beside the scalar reference.
 
 pub mod bitshuffle;
-pub mod simd;
 pub mod bytedelta;
 pub mod delta;
 pub mod shuffle;
+pub mod simd;
 pub mod trunc_prec;
 
 /// Filter ids as stored in chunk headers and frames.

@@ -14,7 +14,10 @@ pub fn truncate(prec_bits: i8, typesize: usize, src: &[u8], dst: &mut [u8]) -> R
     let mantissa = match typesize {
         4 => MANTISSA_F32,
         8 => MANTISSA_F64,
-        t => bail!(invalid, "trunc_prec: typesize {t} is not a float size (4 or 8)"),
+        t => bail!(
+            invalid,
+            "trunc_prec: typesize {t} is not a float size (4 or 8)"
+        ),
     };
     let bits = i32::from(prec_bits);
     if bits.abs() > mantissa {

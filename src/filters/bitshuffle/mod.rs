@@ -115,7 +115,9 @@ mod tests {
 
     #[test]
     fn every_level_matches_the_definition() {
-        let data: Vec<u8> = (0..40_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 9) as u8).collect();
+        let data: Vec<u8> = (0..40_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 9) as u8)
+            .collect();
         let mut sizes: Vec<usize> = (0..=300).step_by(7).collect();
         sizes.extend([512, 1000, 4096, 8192 + 24, 20_000]);
         for ts in (1..=20).chain([24, 32, 64, 255]) {

@@ -107,7 +107,11 @@ unsafe fn trans128<const K: usize>(src: *const u8, dst: *mut u8, nb: usize, tile
                 let mut p = *plane;
                 for k in (0..8).rev() {
                     let bits = _mm_movemask_epi8(p) as u16;
-                    std::ptr::copy_nonoverlapping(bits.to_le_bytes().as_ptr(), dst.add((8 * j + k) * rows + 2 * t), 2);
+                    std::ptr::copy_nonoverlapping(
+                        bits.to_le_bytes().as_ptr(),
+                        dst.add((8 * j + k) * rows + 2 * t),
+                        2,
+                    );
                     p = _mm_add_epi8(p, p);
                 }
             }
@@ -131,7 +135,11 @@ unsafe fn trans256<const K: usize>(src: *const u8, dst: *mut u8, nb: usize, tile
                 let mut p = *plane;
                 for k in (0..8).rev() {
                     let bits = _mm256_movemask_epi8(p) as u32;
-                    std::ptr::copy_nonoverlapping(bits.to_le_bytes().as_ptr(), dst.add((8 * j + k) * rows + 4 * t), 4);
+                    std::ptr::copy_nonoverlapping(
+                        bits.to_le_bytes().as_ptr(),
+                        dst.add((8 * j + k) * rows + 4 * t),
+                        4,
+                    );
                     p = _mm256_add_epi8(p, p);
                 }
             }
@@ -153,7 +161,11 @@ unsafe fn untrans128<const K: usize>(src: *const u8, dst: *mut u8, nb: usize, ti
                 let mut r = [0i16; 8];
                 for (k, x) in r.iter_mut().enumerate() {
                     let mut b = [0u8; 2];
-                    std::ptr::copy_nonoverlapping(src.add((8 * j + k) * rows + 2 * t), b.as_mut_ptr(), 2);
+                    std::ptr::copy_nonoverlapping(
+                        src.add((8 * j + k) * rows + 2 * t),
+                        b.as_mut_ptr(),
+                        2,
+                    );
                     *x = i16::from_le_bytes(b);
                 }
                 let a = _mm_loadu_si128(r.as_ptr() as *const __m128i);
@@ -186,7 +198,8 @@ unsafe fn untrans256<const K: usize>(src: *const u8, dst: *mut u8, nb: usize, ti
         let rows = nb / 8;
         // Within each lane, bytes 4k+g become 4g+k; then dwords [g0 k0-3, g0 k4-7, g1 ...].
         let lane_order = _mm256_setr_epi8(
-            0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15, 0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,
+            0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15, 0, 4, 8, 12, 1, 5, 9, 13, 2, 6,
+            10, 14, 3, 7, 11, 15,
         );
         let dword_order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
         for t in 0..tiles {
@@ -195,11 +208,16 @@ unsafe fn untrans256<const K: usize>(src: *const u8, dst: *mut u8, nb: usize, ti
                 let mut r = [0i32; 8];
                 for (k, x) in r.iter_mut().enumerate() {
                     let mut b = [0u8; 4];
-                    std::ptr::copy_nonoverlapping(src.add((8 * j + k) * rows + 4 * t), b.as_mut_ptr(), 4);
+                    std::ptr::copy_nonoverlapping(
+                        src.add((8 * j + k) * rows + 4 * t),
+                        b.as_mut_ptr(),
+                        4,
+                    );
                     *x = i32::from_le_bytes(b);
                 }
                 let a = _mm256_loadu_si256(r.as_ptr() as *const __m256i);
-                let mut x = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(a, lane_order), dword_order);
+                let mut x =
+                    _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(a, lane_order), dword_order);
                 let mut plane = [0u8; 32];
                 for p in (0..8).rev() {
                     let m = (_mm256_movemask_epi8(x) as u32).to_le_bytes();

@@ -4,9 +4,9 @@
 //! SSE2 and AVX2 kernels handle typesizes 2, 4, 8 and 16 (the ones c-blosc2 vectorizes) over
 //! whole tiles of 16 or 32 elements; the portable code does the rest and every other typesize.
 
-mod scalar;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx2;
+mod scalar;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod sse2;
 
@@ -14,8 +14,16 @@ use super::simd::{level, Level};
 
 /// Shuffles `src` into `dst` (same length) for elements of `typesize` bytes.
 pub fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
-    assert_eq!(src.len(), dst.len(), "shuffle: source and destination lengths differ");
-    let n = if typesize == 0 { 0 } else { src.len() / typesize };
+    assert_eq!(
+        src.len(),
+        dst.len(),
+        "shuffle: source and destination lengths differ"
+    );
+    let n = if typesize == 0 {
+        0
+    } else {
+        src.len() / typesize
+    };
     if typesize <= 1 || n == 0 {
         dst.copy_from_slice(src);
         return;
@@ -28,8 +36,16 @@ pub fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
 
 /// Inverse of [`shuffle`].
 pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
-    assert_eq!(src.len(), dst.len(), "unshuffle: source and destination lengths differ");
-    let n = if typesize == 0 { 0 } else { src.len() / typesize };
+    assert_eq!(
+        src.len(),
+        dst.len(),
+        "unshuffle: source and destination lengths differ"
+    );
+    let n = if typesize == 0 {
+        0
+    } else {
+        src.len() / typesize
+    };
     if typesize <= 1 || n == 0 {
         dst.copy_from_slice(src);
         return;
@@ -106,7 +122,9 @@ mod tests {
 
     #[test]
     fn every_level_matches_the_definition() {
-        let data: Vec<u8> = (0..70_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8).collect();
+        let data: Vec<u8> = (0..70_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8)
+            .collect();
         let mut sizes: Vec<usize> = (0..=300).collect();
         sizes.extend([1023, 4096, 65536, 65536 + 17]);
         for ts in (1..=20).chain([24, 32, 64, 128, 255]) {

@@ -64,9 +64,7 @@ unsafe fn even(a: __m128i, b: __m128i) -> __m128i {
 unsafe fn odd(a: __m128i, b: __m128i) -> __m128i {
     // SAFETY: the safe wrapper checked every bound this body relies on, and the
     // instruction set was detected before dispatching here.
-    unsafe {
-        _mm_packus_epi16(_mm_srli_epi16(a, 8), _mm_srli_epi16(b, 8))
-    }
+    unsafe { _mm_packus_epi16(_mm_srli_epi16(a, 8), _mm_srli_epi16(b, 8)) }
 }
 
 /// Turns K vectors holding 16 elements of K bytes into the K byte planes.
