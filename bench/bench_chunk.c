@@ -175,7 +175,14 @@ static result run_case(const dataset *d, int codec, int filter, int nthreads, in
 int main(int argc, char **argv) {
   const char *rain = "../shared/bench-data/rainfall-grid-150x150.bin";
   int clevel = 5;
+  const char *only_data = NULL;
+  int only_codec = -1, only_filter = -1, only_threads = -1;
   for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--data") && i + 1 < argc) only_data = argv[++i];
+    else if (!strcmp(argv[i], "--codec") && i + 1 < argc) only_codec = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--filter") && i + 1 < argc) only_filter = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--threads") && i + 1 < argc) only_threads = atoi(argv[++i]);
+    else
     if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--mib") && i + 1 < argc) g_len = (size_t)atoi(argv[++i]) << 20;
     else if (!strcmp(argv[i], "--clevel") && i + 1 < argc) clevel = atoi(argv[++i]);
@@ -211,6 +218,9 @@ int main(int argc, char **argv) {
     for (int c = 0; c < 5; c++)
       for (int f = 0; f < 3; f++)
         for (int t = 1; t <= 2; t++) {
+          if ((only_data && strcmp(only_data, sets[s].name)) || (only_codec >= 0 && only_codec != codecs[c]) ||
+              (only_filter >= 0 && only_filter != filters[f]) || (only_threads > 0 && only_threads != t))
+            continue;
           result r = run_case(&sets[s], codecs[c], filters[f], t, clevel);
           double rc = r.b_c / r.c_c, rd = r.b_d / r.c_d, rr = r.b_ratio / r.c_ratio;
           if (rc < worst_c) worst_c = rc;

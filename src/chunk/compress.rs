@@ -425,30 +425,31 @@ impl Context {
         dst: &mut [u8],
         mut pos: usize,
     ) -> Result<Option<usize>> {
-        let blocks: Vec<Option<Vec<u8>>> = pool.install(|| {
+        let blocks: Vec<(Vec<u8>, Option<usize>)> = pool.install(|| {
             (0..plan.nblocks)
                 .into_par_iter()
                 .map(|j| {
-                    let r = plan.block_range(j);
-                    let mut out = vec![0u8; r.len() + 5 * plan.nstreams(j)];
-                    Ok(self.compress_block(plan, j, src, dict, &mut out)?.map(|n| {
-                        out.truncate(n);
-                        out
-                    }))
+                    let mut out = take_buffer(plan.block_range(j).len() + 5 * plan.nstreams(j));
+                    let n = self.compress_block(plan, j, src, dict, &mut out)?;
+                    Ok((out, n))
                 })
                 .collect::<Result<_>>()
         })?;
-        for (j, block) in blocks.iter().enumerate() {
-            let Some(block) = block else { return Ok(None) };
-            if pos + block.len() > dst.len() {
-                return Ok(None);
+        // Lay the blocks out in order, so the chunk does not depend on the thread count.
+        let mut fits = true;
+        for (j, (block, n)) in blocks.iter().enumerate() {
+            match n {
+                Some(n) if fits && pos + n <= dst.len() => {
+                    let at = EXTENDED_HEADER_LEN + 4 * j;
+                    dst[at..at + 4].copy_from_slice(&(pos as i32).to_le_bytes());
+                    dst[pos..pos + n].copy_from_slice(&block[..*n]);
+                    pos += n;
+                }
+                _ => fits = false,
             }
-            let at = EXTENDED_HEADER_LEN + 4 * j;
-            dst[at..at + 4].copy_from_slice(&(pos as i32).to_le_bytes());
-            dst[pos..pos + block.len()].copy_from_slice(block);
-            pos += block.len();
         }
-        Ok(Some(pos))
+        give_back_buffers(blocks.into_iter().map(|(b, _)| b));
+        Ok(fits.then_some(pos))
     }
 
     /// Filters and compresses block `j` into `out` as its streams (csize + data each).
@@ -547,7 +548,7 @@ impl Context {
                 return None;
             }
             let first = stream[0];
-            if stream.iter().all(|&v| v == first) {
+            if is_run(stream) {
                 if first == 0 {
                     out[pos..pos + 4].copy_from_slice(&0i32.to_le_bytes());
                     pos += 4;
@@ -675,6 +676,50 @@ impl Context {
 struct Dict {
     bytes: Vec<u8>,
     zstd: Option<codecs::zstd::CDict>,
+}
+
+/// Block output buffers kept between calls, so parallel compression does not allocate (and
+/// fault in) fresh memory for every block.
+static BUFFERS: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+
+fn take_buffer(len: usize) -> Vec<u8> {
+    let mut b = BUFFERS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .pop()
+        .unwrap_or_default();
+    if b.len() < len {
+        b.resize(len, 0);
+    }
+    b.truncate(len);
+    b
+}
+
+fn give_back_buffers(buffers: impl Iterator<Item = Vec<u8>>) {
+    let mut stash = BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
+    for b in buffers {
+        // Keep a bounded number of buffers of bounded size.
+        if stash.len() < 64 && b.capacity() <= 8 << 20 {
+            stash.push(b);
+        }
+    }
+}
+
+/// Whether every byte of `s` equals the first (c-blosc2 stores such streams as runs).
+fn is_run(s: &[u8]) -> bool {
+    let first = s[0];
+    let pattern = u64::from_ne_bytes([first; 8]);
+    let mut words = s.chunks_exact(32);
+    for w in &mut words {
+        let mut acc = 0u64;
+        for q in w.chunks_exact(8) {
+            acc |= u64::from_ne_bytes([q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]]) ^ pattern;
+        }
+        if acc != 0 {
+            return false;
+        }
+    }
+    words.remainder().iter().all(|&b| b == first)
 }
 
 /// `b2f_max_compressed_size`: the largest chunk `nbytes` of data can take.

@@ -540,6 +540,10 @@ impl<'a> Decoder<'a> {
         b: &mut [u8],
     ) -> Result<()> {
         let mut cur = Buf::A;
+        // The last filter to undo writes straight into `out`.
+        let last = (0..filters::MAX_FILTERS)
+            .find(|&i| !is_noop_backward(self.h.filters[i]))
+            .unwrap_or(0);
         for i in (0..filters::MAX_FILTERS).rev() {
             let id = self.h.filters[i];
             if is_noop_backward(id) {
@@ -563,6 +567,7 @@ impl<'a> Decoder<'a> {
                 continue;
             }
             let next = match cur {
+                _ if i == last => Buf::Out,
                 Buf::A => Buf::B,
                 _ => Buf::A,
             };

@@ -25,13 +25,19 @@ const MINLEN: usize = 4;
 
 #[inline(always)]
 fn hash(seq: u32, hashlog: u32) -> usize {
-    (seq.wrapping_mul(2_654_435_761) >> (32 - hashlog)) as usize
+    (seq.wrapping_mul(2_654_435_761) >> (32 - hashlog)) as usize & HMASK
 }
 
 #[inline(always)]
 fn read_u32(d: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([d[at], d[at + 1], d[at + 2], d[at + 3]])
+    let mut b = [0u8; 4];
+    b.copy_from_slice(&d[at..at + 4]);
+    u32::from_le_bytes(b)
 }
+
+/// The hash table: `1 << HASH_LOG` entries; indexes are masked so no bound check is needed.
+type HashTable = [u32; 1 << HASH_LOG];
+const HMASK: usize = (1 << HASH_LOG) - 1;
 
 /// One past the first position `q` in `ip..bound` where `d[q] != d[q - dist]`, or `bound`.
 #[inline(always)]
@@ -56,7 +62,7 @@ fn match_end(d: &[u8], mut ip: usize, dist: usize, bound: usize) -> usize {
 
 /// Estimates the compression ratio of `d` (c-blosc2's "entropy probing"): a dry run of the
 /// encoder over at most `1 << hashlog` bytes that only counts output bytes.
-fn probe_cratio(d: &[u8], hashlog: u32, htab: &mut [u32]) -> f64 {
+fn probe_cratio(d: &[u8], hashlog: u32, htab: &mut HashTable) -> f64 {
     let hashlen = 1usize << hashlog;
     let limit = d.len().min(hashlen);
     if limit < 12 {
@@ -134,16 +140,21 @@ pub fn compress(clevel: u8, src: &[u8], dst: &mut [u8]) -> usize {
         4..=6 => length / 2,
         _ => length,
     };
-    let mut htab = vec![0u32; 1 << HASH_LOG];
-    let cratio = probe_cratio(&src[length - maxlen..], hashlog, &mut htab);
-    const MIN_CRATIO: [f64; 10] = [0.0, 2.0, 1.5, 1.2, 1.2, 1.2, 1.2, 1.15, 1.1, 1.0];
-    if cratio < MIN_CRATIO[clevel] {
-        return 0;
-    }
-    if length < 16 || dst.len() < 66 {
-        return 0;
-    }
-    encode(clevel, hashlog, src, dst, &mut htab).unwrap_or(0)
+    HTAB.with(|h| {
+        let mut htab = h.borrow_mut();
+        let cratio = probe_cratio(&src[length - maxlen..], hashlog, &mut htab);
+        const MIN_CRATIO: [f64; 10] = [0.0, 2.0, 1.5, 1.2, 1.2, 1.2, 1.2, 1.15, 1.1, 1.0];
+        if cratio < MIN_CRATIO[clevel] || length < 16 || dst.len() < 66 {
+            return 0;
+        }
+        encode(clevel, hashlog, src, dst, &mut htab).unwrap_or(0)
+    })
+}
+
+thread_local! {
+    /// The encoder's hash table, reused by every stream a thread compresses.
+    static HTAB: std::cell::RefCell<Box<HashTable>> =
+        std::cell::RefCell::new(Box::new([0u32; 1 << HASH_LOG]));
 }
 
 /// The encoder proper; `None` when the output does not fit.
@@ -152,7 +163,7 @@ fn encode(
     hashlog: u32,
     d: &[u8],
     out: &mut [u8],
-    htab: &mut [u32],
+    htab: &mut HashTable,
 ) -> Option<usize> {
     let length = d.len();
     let ip_bound = length - 1;
@@ -304,7 +315,7 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
     loop {
         if ctrl >= 32 {
             let mut len = (ctrl >> 5) - 1;
-            let mut ofs = (ctrl & 31) << 8;
+            let ofs = (ctrl & 31) << 8;
             if len == 6 {
                 loop {
                     if ip + 1 >= src.len() {
@@ -328,9 +339,8 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
                 if ip + 1 >= src.len() {
                     return Err(truncated());
                 }
-                ofs = (usize::from(src[ip]) << 8) + usize::from(src[ip + 1]);
+                back = (usize::from(src[ip]) << 8) + usize::from(src[ip + 1]) + MAX_DISTANCE;
                 ip += 2;
-                back = ofs + MAX_DISTANCE;
             }
             // The match copies from `back + 1` bytes behind the output position.
             let dist = back + 1;
@@ -361,7 +371,13 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
             if ip + n > src.len() {
                 return Err(truncated());
             }
-            dst[op..op + n].copy_from_slice(&src[ip..ip + n]);
+            if n <= 32 && op + 32 <= dst.len() && ip + 32 <= src.len() {
+                // A fixed-size copy is cheaper than a variable one; the extra bytes are
+                // overwritten by what follows.
+                dst[op..op + 32].copy_from_slice(&src[ip..ip + 32]);
+            } else {
+                dst[op..op + n].copy_from_slice(&src[ip..ip + n]);
+            }
             op += n;
             ip += n;
             if ip >= src.len() {
@@ -381,6 +397,44 @@ fn copy_match(dst: &mut [u8], op: usize, dist: usize, len: usize) {
     if dist == 1 {
         let b = dst[start];
         dst[op..op + len].fill(b);
+    } else if dist >= 16 && op + len + 16 <= dst.len() {
+        // 16 bytes at a time: each step reads bytes written at least 16 bytes earlier; the
+        // last step may write up to 15 bytes past the match, which later tokens overwrite.
+        let mut i = 0;
+        while i < len {
+            let mut w = [0u8; 16];
+            w.copy_from_slice(&dst[start + i..start + i + 16]);
+            dst[op + i..op + i + 16].copy_from_slice(&w);
+            i += 16;
+        }
+    } else if dist >= 8 && op + len + 8 <= dst.len() {
+        let mut i = 0;
+        while i < len {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&dst[start + i..start + i + 8]);
+            dst[op + i..op + i + 8].copy_from_slice(&w);
+            i += 8;
+        }
+    } else if dist < 8 && op + len + 8 <= dst.len() {
+        // Periodic fill: an 8-byte pattern of the period, stored every `step` bytes (the
+        // largest multiple of the period up to 8), with no load depending on a store.
+        const STEP: [usize; 8] = [0, 8, 8, 6, 8, 5, 6, 7];
+        // Built in a register (bytes past the period are shifted in), not through memory.
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&dst[start..start + 8]);
+        let mut p = u64::from_le_bytes(w) & ((1u64 << (8 * dist)) - 1);
+        let mut valid = 8 * dist;
+        while valid < 64 {
+            p |= p << valid;
+            valid *= 2;
+        }
+        let pat = p.to_le_bytes();
+        let step = STEP[dist];
+        let mut i = 0;
+        while i < len {
+            dst[op + i..op + i + 8].copy_from_slice(&pat);
+            i += step;
+        }
     } else if dist >= len {
         dst.copy_within(start..start + len, op);
     } else {

@@ -1,13 +1,24 @@
 //! Bit shuffle, as c-blosc2's `blosc2_bitshuffle`: over the elements in whole groups of 8,
 //! bit k of byte j of element e goes to bit row `8j + k`, at bit `e % 8` of byte `e / 8`;
 //! the remaining elements and trailing bytes are copied unchanged.
+//!
+//! Done in two steps: a byte shuffle into planes (the shuffle module's kernels), then each
+//! plane is split into its 8 bit rows (and back) by the SIMD kernels in `x86`.
 
 mod scalar;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
+use std::cell::RefCell;
+
+use super::shuffle;
 use super::simd::{level, Level};
 use crate::error::Result;
+
+thread_local! {
+    /// The byte planes of the block being (un)shuffled.
+    static PLANES: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
 
 /// Bit-shuffles `src` into `dst` (same length).
 pub fn bitshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
@@ -23,13 +34,27 @@ pub fn bitunshuffle(typesize: usize, src: &[u8], dst: &mut [u8], format_version:
 /// [`bitshuffle`] with an explicit kernel level.
 pub fn bitshuffle_with(level: Level, typesize: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
     check(typesize, src, dst)?;
-    let n = src.len() / typesize;
-    let nb = n - n % 8;
-    if nb > 0 {
-        let done = simd_trans(level, typesize, nb, src, dst);
-        scalar::trans(typesize, nb, done, src, dst);
-    }
+    let nb = src.len() / typesize / 8 * 8;
     let whole = nb * typesize;
+    if nb > 0 {
+        if typesize == 1 {
+            bits_of_plane(level, &src[..nb], &mut dst[..nb]);
+        } else {
+            PLANES.with(|p| {
+                let mut planes = p.borrow_mut();
+                if planes.len() < whole {
+                    planes.resize(whole, 0);
+                }
+                shuffle::shuffle_with(level, typesize, &src[..whole], &mut planes[..whole]);
+                for (plane, out) in planes[..whole]
+                    .chunks_exact(nb)
+                    .zip(dst.chunks_exact_mut(nb))
+                {
+                    bits_of_plane(level, plane, out);
+                }
+            });
+        }
+    }
     dst[whole..].copy_from_slice(&src[whole..]);
     Ok(())
 }
@@ -48,12 +73,27 @@ pub fn bitunshuffle_with(
         dst.copy_from_slice(src);
         return Ok(());
     }
-    let nb = n - n % 8;
-    if nb > 0 {
-        let done = simd_untrans(level, typesize, nb, src, dst);
-        scalar::untrans(typesize, nb, done, src, dst);
-    }
+    let nb = n / 8 * 8;
     let whole = nb * typesize;
+    if nb > 0 {
+        if typesize == 1 {
+            plane_of_bits(level, &src[..nb], &mut dst[..nb]);
+        } else {
+            PLANES.with(|p| {
+                let mut planes = p.borrow_mut();
+                if planes.len() < whole {
+                    planes.resize(whole, 0);
+                }
+                for (bits, plane) in src[..whole]
+                    .chunks_exact(nb)
+                    .zip(planes.chunks_exact_mut(nb))
+                {
+                    plane_of_bits(level, bits, plane);
+                }
+                shuffle::unshuffle_with(level, typesize, &planes[..whole], &mut dst[..whole]);
+            });
+        }
+    }
     dst[whole..].copy_from_slice(&src[whole..]);
     Ok(())
 }
@@ -68,27 +108,32 @@ fn check(typesize: usize, src: &[u8], dst: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Runs the best kernel; returns how many leading elements (a multiple of 8) it handled.
-fn simd_trans(level: Level, typesize: usize, nb: usize, src: &[u8], dst: &mut [u8]) -> usize {
+/// Splits one byte plane (a multiple of 8 bytes) into its 8 bit rows.
+fn bits_of_plane(level: Level, plane: &[u8], out: &mut [u8]) {
+    #[allow(unused_mut)]
+    let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     match level.min(super::simd::detect()) {
-        Level::Avx2 => return x86::trans_avx2(typesize, nb, src, dst),
-        Level::Sse2 => return x86::trans_sse2(typesize, nb, src, dst),
+        Level::Avx2 => done = x86::bits_of_plane_avx2(plane, out),
+        Level::Sse2 => done = x86::bits_of_plane_sse2(plane, out),
         Level::Scalar => {}
     }
-    let _ = (level, typesize, nb, src, dst);
-    0
+    let _ = level;
+    scalar::bits_of_plane(plane, out, done);
 }
 
-fn simd_untrans(level: Level, typesize: usize, nb: usize, src: &[u8], dst: &mut [u8]) -> usize {
+/// Joins 8 bit rows back into their byte plane.
+fn plane_of_bits(level: Level, bits: &[u8], plane: &mut [u8]) {
+    #[allow(unused_mut)]
+    let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     match level.min(super::simd::detect()) {
-        Level::Avx2 => return x86::untrans_avx2(typesize, nb, src, dst),
-        Level::Sse2 => return x86::untrans_sse2(typesize, nb, src, dst),
+        Level::Avx2 => done = x86::plane_of_bits_avx2(bits, plane),
+        Level::Sse2 => done = x86::plane_of_bits_sse2(bits, plane),
         Level::Scalar => {}
     }
-    let _ = (level, typesize, nb, src, dst);
-    0
+    let _ = level;
+    scalar::plane_of_bits(bits, plane, done);
 }
 
 #[cfg(test)]

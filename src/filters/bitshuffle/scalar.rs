@@ -1,6 +1,6 @@
-//! Portable bit shuffle with 8x8 bit-matrix transposes in a u64.
+//! Portable bit transposes of one byte plane, with 8x8 bit-matrix transposes in a u64.
 
-/// Transposes the 8x8 bit matrix in `x` (byte p, bit k) -> (byte k, bit p).
+/// Transposes the 8x8 bit matrix in `x`: (byte p, bit k) -> (byte k, bit p).
 #[inline(always)]
 pub fn transpose8(mut x: u64) -> u64 {
     let mut t = (x ^ (x >> 7)) & 0x00AA_00AA_00AA_00AA;
@@ -11,36 +11,28 @@ pub fn transpose8(mut x: u64) -> u64 {
     x ^ t ^ (t << 28)
 }
 
-/// Bit-transposes the groups of 8 elements `from/8 .. nb/8` (`nb` a multiple of 8).
-pub fn trans(ts: usize, nb: usize, from: usize, src: &[u8], dst: &mut [u8]) {
-    let rows = nb / 8;
-    for j in 0..ts {
-        for m in from / 8..rows {
-            let mut x = 0u64;
-            for p in 0..8 {
-                x |= u64::from(src[(8 * m + p) * ts + j]) << (8 * p);
-            }
-            let y = transpose8(x);
-            for k in 0..8 {
-                dst[(8 * j + k) * rows + m] = (y >> (8 * k)) as u8;
-            }
+/// Splits a byte plane into its 8 bit rows (`out` = 8 rows of `plane.len() / 8` bytes),
+/// for the groups of 8 bytes from group `from` on.
+pub fn bits_of_plane(plane: &[u8], out: &mut [u8], from: usize) {
+    let rows = plane.len() / 8;
+    for m in from..rows {
+        let x = u64::from_le_bytes(plane[8 * m..8 * m + 8].try_into().unwrap_or([0; 8]));
+        let y = transpose8(x).to_le_bytes();
+        for (k, &b) in y.iter().enumerate() {
+            out[k * rows + m] = b;
         }
     }
 }
 
-/// Inverse of [`trans`].
-pub fn untrans(ts: usize, nb: usize, from: usize, src: &[u8], dst: &mut [u8]) {
-    let rows = nb / 8;
-    for j in 0..ts {
-        for m in from / 8..rows {
-            let mut x = 0u64;
-            for k in 0..8 {
-                x |= u64::from(src[(8 * j + k) * rows + m]) << (8 * k);
-            }
-            let y = transpose8(x);
-            for p in 0..8 {
-                dst[(8 * m + p) * ts + j] = (y >> (8 * p)) as u8;
-            }
+/// Inverse of [`bits_of_plane`].
+pub fn plane_of_bits(bits: &[u8], plane: &mut [u8], from: usize) {
+    let rows = bits.len() / 8;
+    for m in from..rows {
+        let mut x = [0u8; 8];
+        for (k, b) in x.iter_mut().enumerate() {
+            *b = bits[k * rows + m];
         }
+        let y = transpose8(u64::from_le_bytes(x));
+        plane[8 * m..8 * m + 8].copy_from_slice(&y.to_le_bytes());
     }
 }

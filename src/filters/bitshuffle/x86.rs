@@ -1,118 +1,178 @@
-//! SSE2 and AVX2 bit shuffle for typesizes 1, 2, 4, 8 and 16.
+//! SSE2 and AVX2 bit transposes of one byte plane.
 //!
-//! Forward: a tile of elements becomes byte planes (the byte-shuffle rounds), then
-//! `movemask` takes bit 7 of every byte of a plane at once, and adding the vector to itself
-//! moves the next bit up: eight masks are the eight bit rows of that plane.
-//! Inverse: the bit rows of a plane are gathered so that one `movemask` yields, for one bit
-//! position, the plane byte of one element per group; the planes then become elements.
+//! Forward: `movemask` takes bit 7 of every byte of a vector at once and adding the vector to
+//! itself moves the next bit up, so eight masks are the plane's eight bit rows.
+//! Inverse: the 8 rows' bytes for 16 (or 32) groups are transposed bytewise with three rounds
+//! of unpacks, giving each group's 8 row bytes in one 64-bit lane, and an 8x8 bit transpose
+//! in each lane (shifts and masks) yields the group's 8 plane bytes.
 
 use std::arch::x86_64::*;
 
-use crate::filters::shuffle::{avx2 as shuf256, sse2 as shuf128};
-
-/// Bit-transposes whole tiles of 16 elements; returns how many elements were handled.
-pub fn trans_sse2(ts: usize, nb: usize, src: &[u8], dst: &mut [u8]) -> usize {
-    let tiles = nb / 16;
-    if tiles == 0 || !matches!(ts, 1 | 2 | 4 | 8 | 16) {
-        return 0;
-    }
-    // SAFETY: SSE2 is in the x86_64 baseline. Tile t reads src[16*ts*t..][..16*ts] with
-    // 16*ts*tiles <= nb*ts <= src.len(); it writes 2 bytes at (8j+k)*rows + 2t, and
-    // 2t + 2 <= rows = nb/8, so every write is below 8*ts*rows = nb*ts <= dst.len().
-    unsafe {
-        match ts {
-            1 => trans128::<1>(src.as_ptr(), dst.as_mut_ptr(), nb, tiles),
-            2 => trans128::<2>(src.as_ptr(), dst.as_mut_ptr(), nb, tiles),
-            4 => trans128::<4>(src.as_ptr(), dst.as_mut_ptr(), nb, tiles),
-            8 => trans128::<8>(src.as_ptr(), dst.as_mut_ptr(), nb, tiles),
-            _ => trans128::<16>(src.as_ptr(), dst.as_mut_ptr(), nb, tiles),
-        }
-    }
-    tiles * 16
+/// Bit rows of the leading whole 16-byte chunks of `plane`; returns how many groups of 8
+/// bytes were done.
+pub fn bits_of_plane_sse2(plane: &[u8], out: &mut [u8]) -> usize {
+    let chunks = plane.len() / 16;
+    // SAFETY: SSE2 is in the x86_64 baseline. Chunk c reads plane[16c..16c+16] and writes 2
+    // bytes at k*rows + 2c with 2c + 2 <= rows = plane.len() / 8, so below 8*rows = out.len().
+    unsafe { bits128(plane.as_ptr(), out.as_mut_ptr(), plane.len() / 8, chunks) };
+    chunks * 2
 }
 
-/// AVX2 version of [`trans_sse2`] (32 elements per tile).
-pub fn trans_avx2(ts: usize, nb: usize, src: &[u8], dst: &mut [u8]) -> usize {
-    let tiles = nb / 32;
-    if tiles == 0 || !matches!(ts, 1 | 2 | 4 | 8 | 16) {
-        return trans_sse2(ts, nb, src, dst);
+/// AVX2 version of [`bits_of_plane_sse2`] (32-byte chunks, then 16-byte ones).
+pub fn bits_of_plane_avx2(plane: &[u8], out: &mut [u8]) -> usize {
+    let rows = plane.len() / 8;
+    let chunks = plane.len() / 32;
+    // SAFETY: only called after AVX2 was detected; chunk c reads plane[32c..][..32] and writes
+    // 4 bytes at k*rows + 4c with 4c + 4 <= rows.
+    unsafe { bits256(plane.as_ptr(), out.as_mut_ptr(), rows, chunks) };
+    let mut done = chunks * 4;
+    if plane.len() - 32 * chunks >= 16 {
+        // SAFETY: one more 16-byte chunk at byte 32*chunks, writes at k*rows + done + 2 <= rows.
+        unsafe {
+            bits128(
+                plane.as_ptr().add(32 * chunks),
+                out.as_mut_ptr().add(done),
+                rows,
+                1,
+            )
+        };
+        done += 2;
     }
-    // SAFETY: only called after AVX2 was detected; bounds as in `trans_sse2` with 32-element
-    // tiles and 4-byte writes at (8j+k)*rows + 4t, 4t + 4 <= rows.
-    unsafe {
-        match ts {
-            1 => trans256::<1>(src.as_ptr(), dst.as_mut_ptr(), nb, tiles),
-            2 => trans256::<2>(src.as_ptr(), dst.as_mut_ptr(), nb, tiles),
-            4 => trans256::<4>(src.as_ptr(), dst.as_mut_ptr(), nb, tiles),
-            8 => trans256::<8>(src.as_ptr(), dst.as_mut_ptr(), nb, tiles),
-            _ => trans256::<16>(src.as_ptr(), dst.as_mut_ptr(), nb, tiles),
-        }
-    }
-    tiles * 32
+    done
 }
 
-/// Inverse bit transpose of whole 16-element tiles; returns how many elements were handled.
-pub fn untrans_sse2(ts: usize, nb: usize, src: &[u8], dst: &mut [u8]) -> usize {
-    let tiles = nb / 16;
-    if tiles == 0 || !matches!(ts, 1 | 2 | 4 | 8 | 16) {
-        return 0;
-    }
-    // SAFETY: SSE2 baseline; reads 2 bytes at (8j+k)*rows + 2t (in bounds as in trans_sse2),
-    // writes dst[16*ts*t..][..16*ts] within nb*ts.
-    unsafe {
-        match ts {
-            1 => untrans128::<1>(src.as_ptr(), dst.as_mut_ptr(), nb, tiles),
-            2 => untrans128::<2>(src.as_ptr(), dst.as_mut_ptr(), nb, tiles),
-            4 => untrans128::<4>(src.as_ptr(), dst.as_mut_ptr(), nb, tiles),
-            8 => untrans128::<8>(src.as_ptr(), dst.as_mut_ptr(), nb, tiles),
-            _ => untrans128::<16>(src.as_ptr(), dst.as_mut_ptr(), nb, tiles),
-        }
-    }
-    tiles * 16
+/// Plane bytes of the leading groups whose rows come in whole 16-byte steps; returns how many
+/// groups of 8 bytes were done.
+pub fn plane_of_bits_sse2(bits: &[u8], plane: &mut [u8]) -> usize {
+    let rows = bits.len() / 8;
+    let steps = rows / 16;
+    // SAFETY: SSE2 baseline. Step s reads 16 bytes at k*rows + 16s (16s + 16 <= rows) and
+    // writes plane[128s..][..128] within 8*rows = plane.len().
+    unsafe { plane128(bits.as_ptr(), plane.as_mut_ptr(), rows, steps) };
+    steps * 16
 }
 
-/// AVX2 version of [`untrans_sse2`] (32 elements per tile).
-pub fn untrans_avx2(ts: usize, nb: usize, src: &[u8], dst: &mut [u8]) -> usize {
-    let tiles = nb / 32;
-    if tiles == 0 || !matches!(ts, 1 | 2 | 4 | 8 | 16) {
-        return untrans_sse2(ts, nb, src, dst);
+/// AVX2 version of [`plane_of_bits_sse2`] (32-byte steps, then a 16-byte one).
+pub fn plane_of_bits_avx2(bits: &[u8], plane: &mut [u8]) -> usize {
+    let rows = bits.len() / 8;
+    let steps = rows / 32;
+    // SAFETY: only called after AVX2 was detected; step s reads 32 bytes at k*rows + 32s and
+    // writes plane[256s..][..256].
+    unsafe { plane256(bits.as_ptr(), plane.as_mut_ptr(), rows, steps) };
+    let mut done = steps * 32;
+    if rows - done >= 16 {
+        // SAFETY: one more 16-byte step at row byte `done`, plane bytes 8*done..8*done + 128.
+        unsafe {
+            plane128(
+                bits.as_ptr().add(done),
+                plane.as_mut_ptr().add(8 * done),
+                rows,
+                1,
+            )
+        };
+        done += 16;
     }
-    // SAFETY: only called after AVX2 was detected; reads 4 bytes at (8j+k)*rows + 4t with
-    // 4t + 4 <= rows, writes dst[32*ts*t..][..32*ts] within nb*ts.
-    unsafe {
-        match ts {
-            1 => untrans256::<1>(src.as_ptr(), dst.as_mut_ptr(), nb, tiles),
-            2 => untrans256::<2>(src.as_ptr(), dst.as_mut_ptr(), nb, tiles),
-            4 => untrans256::<4>(src.as_ptr(), dst.as_mut_ptr(), nb, tiles),
-            8 => untrans256::<8>(src.as_ptr(), dst.as_mut_ptr(), nb, tiles),
-            _ => untrans256::<16>(src.as_ptr(), dst.as_mut_ptr(), nb, tiles),
-        }
-    }
-    tiles * 32
+    done
 }
 
 #[target_feature(enable = "sse2")]
-unsafe fn trans128<const K: usize>(src: *const u8, dst: *mut u8, nb: usize, tiles: usize) {
-    // SAFETY: the safe wrapper checked every bound this body relies on, and the
-    // instruction set was detected before dispatching here.
+unsafe fn bits128(plane: *const u8, out: *mut u8, rows: usize, chunks: usize) {
+    // SAFETY: bounds checked by the callers.
     unsafe {
-        let rows = nb / 8;
-        for t in 0..tiles {
-            let mut v = [_mm_setzero_si128(); K];
-            for (q, x) in v.iter_mut().enumerate() {
-                *x = _mm_loadu_si128(src.add(16 * K * t + 16 * q) as *const __m128i);
+        for c in 0..chunks {
+            let mut v = _mm_loadu_si128(plane.add(16 * c) as *const __m128i);
+            for k in (0..8).rev() {
+                let m = (_mm_movemask_epi8(v) as u16).to_le_bytes();
+                std::ptr::copy_nonoverlapping(m.as_ptr(), out.add(k * rows + 2 * c), 2);
+                v = _mm_add_epi8(v, v);
             }
-            shuf128::to_planes(&mut v);
-            for (j, plane) in v.iter().enumerate() {
-                let mut p = *plane;
-                for k in (0..8).rev() {
-                    let bits = _mm_movemask_epi8(p) as u16;
-                    std::ptr::copy_nonoverlapping(
-                        bits.to_le_bytes().as_ptr(),
-                        dst.add((8 * j + k) * rows + 2 * t),
-                        2,
-                    );
-                    p = _mm_add_epi8(p, p);
+        }
+    }
+}
+
+#[target_feature(enable = "avx2")]
+unsafe fn bits256(plane: *const u8, out: *mut u8, rows: usize, chunks: usize) {
+    // SAFETY: bounds checked by the callers; AVX2 detected.
+    unsafe {
+        for c in 0..chunks {
+            let mut v = _mm256_loadu_si256(plane.add(32 * c) as *const __m256i);
+            for k in (0..8).rev() {
+                let m = (_mm256_movemask_epi8(v) as u32).to_le_bytes();
+                std::ptr::copy_nonoverlapping(m.as_ptr(), out.add(k * rows + 4 * c), 4);
+                v = _mm256_add_epi8(v, v);
+            }
+        }
+    }
+}
+
+/// 8x8 bit transpose in each 64-bit lane.
+#[inline(always)]
+unsafe fn transpose8_128(mut x: __m128i) -> __m128i {
+    // SAFETY: register-only SSE2 intrinsics.
+    unsafe {
+        let c1 = _mm_set1_epi64x(0x00AA_00AA_00AA_00AA);
+        let c2 = _mm_set1_epi64x(0x0000_CCCC_0000_CCCC);
+        let c3 = _mm_set1_epi64x(0x0000_0000_F0F0_F0F0);
+        let mut t = _mm_and_si128(_mm_xor_si128(x, _mm_srli_epi64(x, 7)), c1);
+        x = _mm_xor_si128(_mm_xor_si128(x, t), _mm_slli_epi64(t, 7));
+        t = _mm_and_si128(_mm_xor_si128(x, _mm_srli_epi64(x, 14)), c2);
+        x = _mm_xor_si128(_mm_xor_si128(x, t), _mm_slli_epi64(t, 14));
+        t = _mm_and_si128(_mm_xor_si128(x, _mm_srli_epi64(x, 28)), c3);
+        _mm_xor_si128(_mm_xor_si128(x, t), _mm_slli_epi64(t, 28))
+    }
+}
+
+#[inline(always)]
+unsafe fn transpose8_256(mut x: __m256i) -> __m256i {
+    // SAFETY: register-only AVX2 intrinsics, inlined into AVX2-enabled callers.
+    unsafe {
+        let c1 = _mm256_set1_epi64x(0x00AA_00AA_00AA_00AA);
+        let c2 = _mm256_set1_epi64x(0x0000_CCCC_0000_CCCC);
+        let c3 = _mm256_set1_epi64x(0x0000_0000_F0F0_F0F0);
+        let mut t = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi64(x, 7)), c1);
+        x = _mm256_xor_si256(_mm256_xor_si256(x, t), _mm256_slli_epi64(t, 7));
+        t = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi64(x, 14)), c2);
+        x = _mm256_xor_si256(_mm256_xor_si256(x, t), _mm256_slli_epi64(t, 14));
+        t = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi64(x, 28)), c3);
+        _mm256_xor_si256(_mm256_xor_si256(x, t), _mm256_slli_epi64(t, 28))
+    }
+}
+
+#[target_feature(enable = "sse2")]
+unsafe fn plane128(bits: *const u8, plane: *mut u8, rows: usize, steps: usize) {
+    // SAFETY: bounds checked by the callers.
+    unsafe {
+        for s in 0..steps {
+            let mut r = [_mm_setzero_si128(); 8];
+            for (k, x) in r.iter_mut().enumerate() {
+                *x = _mm_loadu_si128(bits.add(k * rows + 16 * s) as *const __m128i);
+            }
+            // Bytewise transpose: e[h] gets groups 2h and 2h + 1, row k in byte k of each.
+            let mut a = [_mm_setzero_si128(); 8];
+            for q in 0..4 {
+                a[q] = _mm_unpacklo_epi8(r[2 * q], r[2 * q + 1]);
+                a[4 + q] = _mm_unpackhi_epi8(r[2 * q], r[2 * q + 1]);
+            }
+            let mut c = [_mm_setzero_si128(); 8];
+            for half in 0..2 {
+                let b = 4 * half;
+                c[b] = _mm_unpacklo_epi16(a[b], a[b + 1]);
+                c[b + 1] = _mm_unpackhi_epi16(a[b], a[b + 1]);
+                c[b + 2] = _mm_unpacklo_epi16(a[b + 2], a[b + 3]);
+                c[b + 3] = _mm_unpackhi_epi16(a[b + 2], a[b + 3]);
+            }
+            let out = plane.add(128 * s);
+            for half in 0..2 {
+                let b = 4 * half;
+                let e = [
+                    _mm_unpacklo_epi32(c[b], c[b + 2]),
+                    _mm_unpackhi_epi32(c[b], c[b + 2]),
+                    _mm_unpacklo_epi32(c[b + 1], c[b + 3]),
+                    _mm_unpackhi_epi32(c[b + 1], c[b + 3]),
+                ];
+                for (h, x) in e.iter().enumerate() {
+                    let y = transpose8_128(*x);
+                    _mm_storeu_si128(out.add(64 * half + 16 * h) as *mut __m128i, y);
                 }
             }
         }
@@ -120,117 +180,46 @@ unsafe fn trans128<const K: usize>(src: *const u8, dst: *mut u8, nb: usize, tile
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn trans256<const K: usize>(src: *const u8, dst: *mut u8, nb: usize, tiles: usize) {
-    // SAFETY: the safe wrapper checked every bound this body relies on, and the
-    // instruction set was detected before dispatching here.
+unsafe fn plane256(bits: *const u8, plane: *mut u8, rows: usize, steps: usize) {
+    // SAFETY: bounds checked by the callers; AVX2 detected.
     unsafe {
-        let rows = nb / 8;
-        for t in 0..tiles {
-            let mut v = [_mm256_setzero_si256(); K];
-            for (q, x) in v.iter_mut().enumerate() {
-                *x = _mm256_loadu_si256(src.add(32 * K * t + 32 * q) as *const __m256i);
+        for s in 0..steps {
+            let mut r = [_mm256_setzero_si256(); 8];
+            for (k, x) in r.iter_mut().enumerate() {
+                *x = _mm256_loadu_si256(bits.add(k * rows + 32 * s) as *const __m256i);
             }
-            shuf256::to_planes(&mut v);
-            for (j, plane) in v.iter().enumerate() {
-                let mut p = *plane;
-                for k in (0..8).rev() {
-                    let bits = _mm256_movemask_epi8(p) as u32;
-                    std::ptr::copy_nonoverlapping(
-                        bits.to_le_bytes().as_ptr(),
-                        dst.add((8 * j + k) * rows + 4 * t),
-                        4,
+            let mut a = [_mm256_setzero_si256(); 8];
+            for q in 0..4 {
+                a[q] = _mm256_unpacklo_epi8(r[2 * q], r[2 * q + 1]);
+                a[4 + q] = _mm256_unpackhi_epi8(r[2 * q], r[2 * q + 1]);
+            }
+            let mut c = [_mm256_setzero_si256(); 8];
+            for half in 0..2 {
+                let b = 4 * half;
+                c[b] = _mm256_unpacklo_epi16(a[b], a[b + 1]);
+                c[b + 1] = _mm256_unpackhi_epi16(a[b], a[b + 1]);
+                c[b + 2] = _mm256_unpacklo_epi16(a[b + 2], a[b + 3]);
+                c[b + 3] = _mm256_unpackhi_epi16(a[b + 2], a[b + 3]);
+            }
+            // Lane 0 covers groups 32s..32s+16, lane 1 the next 16.
+            let out = plane.add(256 * s);
+            for half in 0..2 {
+                let b = 4 * half;
+                let e = [
+                    _mm256_unpacklo_epi32(c[b], c[b + 2]),
+                    _mm256_unpackhi_epi32(c[b], c[b + 2]),
+                    _mm256_unpacklo_epi32(c[b + 1], c[b + 3]),
+                    _mm256_unpackhi_epi32(c[b + 1], c[b + 3]),
+                ];
+                for (h, x) in e.iter().enumerate() {
+                    let y = transpose8_256(*x);
+                    let at = 64 * half + 16 * h;
+                    _mm_storeu_si128(out.add(at) as *mut __m128i, _mm256_castsi256_si128(y));
+                    _mm_storeu_si128(
+                        out.add(128 + at) as *mut __m128i,
+                        _mm256_extracti128_si256(y, 1),
                     );
-                    p = _mm256_add_epi8(p, p);
                 }
-            }
-        }
-    }
-}
-
-#[target_feature(enable = "sse2")]
-unsafe fn untrans128<const K: usize>(src: *const u8, dst: *mut u8, nb: usize, tiles: usize) {
-    // SAFETY: the safe wrapper checked every bound this body relies on, and the
-    // instruction set was detected before dispatching here.
-    unsafe {
-        let rows = nb / 8;
-        let low = _mm_set1_epi16(0x00FF);
-        for t in 0..tiles {
-            let mut v = [_mm_setzero_si128(); K];
-            for (j, out) in v.iter_mut().enumerate() {
-                // Row k's two bytes (groups 0 and 1) for this tile, as 16-bit lanes.
-                let mut r = [0i16; 8];
-                for (k, x) in r.iter_mut().enumerate() {
-                    let mut b = [0u8; 2];
-                    std::ptr::copy_nonoverlapping(
-                        src.add((8 * j + k) * rows + 2 * t),
-                        b.as_mut_ptr(),
-                        2,
-                    );
-                    *x = i16::from_le_bytes(b);
-                }
-                let a = _mm_loadu_si128(r.as_ptr() as *const __m128i);
-                // Byte g*8 + k = group g of row k.
-                let g0 = _mm_packus_epi16(_mm_and_si128(a, low), _mm_setzero_si128());
-                let g1 = _mm_packus_epi16(_mm_srli_epi16(a, 8), _mm_setzero_si128());
-                let mut x = _mm_unpacklo_epi64(g0, g1);
-                let mut plane = [0u8; 16];
-                for p in (0..8).rev() {
-                    let m = _mm_movemask_epi8(x) as u16;
-                    plane[p] = m as u8;
-                    plane[8 + p] = (m >> 8) as u8;
-                    x = _mm_add_epi8(x, x);
-                }
-                *out = _mm_loadu_si128(plane.as_ptr() as *const __m128i);
-            }
-            shuf128::from_planes(&mut v);
-            for (q, x) in v.iter().enumerate() {
-                _mm_storeu_si128(dst.add(16 * K * t + 16 * q) as *mut __m128i, *x);
-            }
-        }
-    }
-}
-
-#[target_feature(enable = "avx2")]
-unsafe fn untrans256<const K: usize>(src: *const u8, dst: *mut u8, nb: usize, tiles: usize) {
-    // SAFETY: the safe wrapper checked every bound this body relies on, and the
-    // instruction set was detected before dispatching here.
-    unsafe {
-        let rows = nb / 8;
-        // Within each lane, bytes 4k+g become 4g+k; then dwords [g0 k0-3, g0 k4-7, g1 ...].
-        let lane_order = _mm256_setr_epi8(
-            0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15, 0, 4, 8, 12, 1, 5, 9, 13, 2, 6,
-            10, 14, 3, 7, 11, 15,
-        );
-        let dword_order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-        for t in 0..tiles {
-            let mut v = [_mm256_setzero_si256(); K];
-            for (j, out) in v.iter_mut().enumerate() {
-                let mut r = [0i32; 8];
-                for (k, x) in r.iter_mut().enumerate() {
-                    let mut b = [0u8; 4];
-                    std::ptr::copy_nonoverlapping(
-                        src.add((8 * j + k) * rows + 4 * t),
-                        b.as_mut_ptr(),
-                        4,
-                    );
-                    *x = i32::from_le_bytes(b);
-                }
-                let a = _mm256_loadu_si256(r.as_ptr() as *const __m256i);
-                let mut x =
-                    _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(a, lane_order), dword_order);
-                let mut plane = [0u8; 32];
-                for p in (0..8).rev() {
-                    let m = (_mm256_movemask_epi8(x) as u32).to_le_bytes();
-                    for (g, &byte) in m.iter().enumerate() {
-                        plane[8 * g + p] = byte;
-                    }
-                    x = _mm256_add_epi8(x, x);
-                }
-                *out = _mm256_loadu_si256(plane.as_ptr() as *const __m256i);
-            }
-            shuf256::from_planes(&mut v);
-            for (q, x) in v.iter().enumerate() {
-                _mm256_storeu_si256(dst.add(32 * K * t + 32 * q) as *mut __m256i, *x);
             }
         }
     }

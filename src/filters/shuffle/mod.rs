@@ -5,10 +5,10 @@
 //! whole tiles of 16 or 32 elements; the portable code does the rest and every other typesize.
 
 #[cfg(target_arch = "x86_64")]
-pub(crate) mod avx2;
+mod avx2;
 mod scalar;
 #[cfg(target_arch = "x86_64")]
-pub(crate) mod sse2;
+mod sse2;
 
 use super::simd::{level, Level};
 
@@ -19,11 +19,7 @@ pub fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
         dst.len(),
         "shuffle: source and destination lengths differ"
     );
-    let n = if typesize == 0 {
-        0
-    } else {
-        src.len() / typesize
-    };
+    let n = src.len().checked_div(typesize).unwrap_or(0);
     if typesize <= 1 || n == 0 {
         dst.copy_from_slice(src);
         return;
@@ -41,11 +37,7 @@ pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
         dst.len(),
         "unshuffle: source and destination lengths differ"
     );
-    let n = if typesize == 0 {
-        0
-    } else {
-        src.len() / typesize
-    };
+    let n = src.len().checked_div(typesize).unwrap_or(0);
     if typesize <= 1 || n == 0 {
         dst.copy_from_slice(src);
         return;
