@@ -15,7 +15,9 @@ pub mod capi;
 pub mod chunk;
 pub mod codecs;
 pub mod filters;
+pub mod frame;
 pub mod pool;
+pub mod schunk;
 
 pub use error::{Error, Result};
 

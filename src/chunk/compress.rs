@@ -651,7 +651,17 @@ impl Context {
                 zstd: Some(cdict),
             }))
         } else {
-            filtered.truncate(max_size.min(filtered.len()));
+            let len = max_size.min(filtered.len());
+            filtered.truncate(len);
+            // c-blosc2 writes the dictionary size into the chunk before copying the samples
+            // from an overlapping region of it, so its LZ4 dictionaries carry those 4 bytes
+            // at offset 4 * nblocks. Reproduced for identical chunks.
+            let at = 4 * plan.nblocks;
+            if at < len {
+                let size = (len as i32).to_le_bytes();
+                let end = (at + 4).min(len);
+                filtered[at..end].copy_from_slice(&size[..end - at]);
+            }
             Ok(Some(Dict {
                 bytes: filtered,
                 zstd: None,

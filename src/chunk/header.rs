@@ -89,6 +89,21 @@ fn le_i32(b: &[u8], at: usize) -> i32 {
 impl ChunkHeader {
     /// Parses the header at the start of `chunk`, validating it against `chunk.len()`.
     pub fn parse(chunk: &[u8]) -> Result<ChunkHeader> {
+        let h = Self::parse_prefix(chunk)?;
+        if h.cbytes > chunk.len() {
+            bail!(
+                corrupt,
+                "chunk header: cbytes {} is larger than the buffer ({} bytes)",
+                h.cbytes,
+                chunk.len()
+            );
+        }
+        Ok(h)
+    }
+
+    /// Parses and validates a header from the first bytes of a chunk (at least its header),
+    /// without requiring the whole chunk to be present.
+    pub fn parse_prefix(chunk: &[u8]) -> Result<ChunkHeader> {
         if chunk.len() < MIN_HEADER_LEN {
             bail!(
                 corrupt,
@@ -229,14 +244,6 @@ impl ChunkHeader {
         }
         if !h.vl_blocks() && h.nbytes > 0 && h.blocksize > h.nbytes {
             h.blocksize = h.nbytes;
-        }
-        if h.cbytes > chunk.len() {
-            bail!(
-                corrupt,
-                "chunk header: cbytes {} is larger than the buffer ({} bytes)",
-                h.cbytes,
-                chunk.len()
-            );
         }
         Ok(h)
     }

@@ -105,7 +105,11 @@ def test_c_blosc2_chunks_decode_here(codec, pipeline):
         expected = blosc2.decompress2(chunk)
         assert b2frame.decompress(chunk) == expected, (kind, size, typesize, clevel, split)
         assert b2frame.decompress(chunk, nthreads=2) == expected
-        if pipeline != "trunc_prec":
+        if pipeline == "delta+shuffle" and size % typesize:
+            # c-blosc2's delta leaves the bytes past the last whole item unwritten.
+            cut = size - size % typesize
+            assert expected[:cut] == data[:cut]
+        elif pipeline != "trunc_prec":
             assert expected == data
         n += 1
     assert n > 100
@@ -174,9 +178,7 @@ def test_dictionaries_both_ways(codec):
             b = b2frame.compress(data, ours_params(codec, clevel, "shuffle", 8, use_dict=True))
             assert b2frame.decompress(a) == data
             assert blosc2.decompress2(b) == data
-            if codec != b2frame.CODEC_ZSTD:
-                # zstd's dictionary trainer is deterministic too, but compare lz4 strictly.
-                assert a == b, (kind, clevel, len(a), len(b))
+            assert a == b, (kind, clevel, len(a), len(b))
 
 
 def test_chunk_sizes_match_c_blosc2():

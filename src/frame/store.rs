@@ -1,0 +1,848 @@
+//! Where a frame's bytes live, how a frame is opened from them, and how changes are committed.
+//!
+//! # Nothing lost: the commit order
+//!
+//! Contiguous frames (files and memory) are never overwritten where the committed header
+//! points. A change writes, past the end of the committed frame, the new chunk (if any), the
+//! new index and the new trailer in one positioned write, and only then rewrites the fixed
+//! 87-byte header (frame_len, nbytes, cbytes, chunksize, flags) in one small write at the
+//! frame's start. That header write is the commit point: a writer killed before it leaves the
+//! old header, which still describes the old frame byte for byte (readers, c-blosc2 included,
+//! find the trailer through the header's frame_len and ignore what lies past it); killed after
+//! it, the new frame is complete. The index must sit right after the data region
+//! (`header_len + cbytes`), so the old index and trailer become dead space inside it; when dead
+//! space outgrows the live data the frame is rewritten compactly into a temporary file that
+//! replaces the original with one atomic rename.
+//!
+//! An empty frame (no chunks) keeps its trailer right after the header, where c-blosc2 looks
+//! for it; such frames are small and are replaced whole, through the same atomic rename.
+//!
+//! Sparse frames write each new chunk to a new file (never over a file the committed index
+//! names), then replace `chunks.b2frame` through a temporary file and a rename, and only then
+//! remove the files of chunks that left the index.
+//!
+//! No fsync is done by default: the order above survives the writer being killed (the page
+//! cache outlives the process). Surviving power loss needs the `sync` option, which syncs
+//! the data before the commit write and the commit write itself.
+
+use std::borrow::Cow;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use super::header::{self, FrameHeader};
+use super::{compute_spans, index, trailer, Frame, Vlmeta};
+use crate::error::{Error, Result};
+
+/// The bytes underneath a frame.
+#[derive(Debug)]
+pub enum Store {
+    /// A contiguous frame in memory (its bytes from the header to the end of the trailer,
+    /// possibly with dead space).
+    Mem(Vec<u8>),
+    /// A contiguous frame in a file, starting at byte `base`.
+    File {
+        file: File,
+        path: PathBuf,
+        base: u64,
+        writable: bool,
+        sync: bool,
+    },
+    /// A sparse frame: a directory with `chunks.b2frame` and one file per chunk.
+    Dir {
+        dir: PathBuf,
+        writable: bool,
+        sync: bool,
+        /// Id for the next chunk file.
+        next_id: u64,
+    },
+}
+
+/// The index file of a sparse frame.
+pub const SPARSE_INDEX: &str = "chunks.b2frame";
+
+fn io_err(what: impl std::fmt::Display, path: &Path, e: std::io::Error) -> Error {
+    Error::io(format!("{what} {}", path.display()), e)
+}
+
+/// A chunk file's name in a sparse frame.
+pub fn chunk_file_name(id: u64) -> String {
+    format!("{id:08X}.chunk")
+}
+
+impl Store {
+    /// Reads `len` bytes at `pos` (relative to the frame start; for sparse frames, in
+    /// `chunks.b2frame`). Memory frames lend their bytes.
+    pub fn read(&self, pos: u64, len: u64) -> Result<Cow<'_, [u8]>> {
+        match self {
+            Store::Mem(buf) => {
+                let end = pos
+                    .checked_add(len)
+                    .filter(|&e| e <= buf.len() as u64)
+                    .ok_or_else(|| {
+                        Error::corrupt(format!(
+                            "frame: {len} bytes at {pos} run past the end ({} bytes)",
+                            buf.len()
+                        ))
+                    })?;
+                Ok(Cow::Borrowed(&buf[pos as usize..end as usize]))
+            }
+            Store::File {
+                file, path, base, ..
+            } => Ok(Cow::Owned(read_exact_at(file, path, base + pos, len)?)),
+            Store::Dir { dir, .. } => {
+                let path = dir.join(SPARSE_INDEX);
+                let file = File::open(&path).map_err(|e| io_err("cannot open", &path, e))?;
+                Ok(Cow::Owned(read_exact_at(&file, &path, pos, len)?))
+            }
+        }
+    }
+
+    /// Reads a sparse frame's chunk file, refusing files longer than `max` bytes.
+    pub fn read_chunk_file(&self, id: u64, max: u64) -> Result<Vec<u8>> {
+        let Store::Dir { dir, .. } = self else {
+            bail!(invalid, "chunk files exist only in sparse frames");
+        };
+        let path = dir.join(chunk_file_name(id));
+        let file = File::open(&path).map_err(|e| io_err("cannot open chunk file", &path, e))?;
+        let len = file
+            .metadata()
+            .map_err(|e| io_err("cannot stat", &path, e))?
+            .len();
+        if len > max {
+            bail!(
+                corrupt,
+                "chunk file {} holds {len} bytes, more than a chunk of this frame can ({max})",
+                path.display()
+            );
+        }
+        read_exact_at(&file, &path, 0, len)
+    }
+
+    pub fn writable(&self) -> bool {
+        match self {
+            Store::Mem(_) => true,
+            Store::File { writable, .. } | Store::Dir { writable, .. } => *writable,
+        }
+    }
+
+    /// Writes `data` at `pos` (contiguous frames).
+    fn write(&mut self, pos: u64, data: &[u8]) -> Result<()> {
+        match self {
+            Store::Mem(buf) => {
+                let end = pos as usize + data.len();
+                if buf.len() < end {
+                    buf.resize(end, 0);
+                }
+                buf[pos as usize..end].copy_from_slice(data);
+                Ok(())
+            }
+            Store::File {
+                file, path, base, ..
+            } => file
+                .write_all_at(data, *base + pos)
+                .map_err(|e| io_err("cannot write", path, e)),
+            Store::Dir { .. } => bail!(invalid, "sparse frames are not written in place"),
+        }
+    }
+
+    fn sync(&self) -> Result<()> {
+        if let Store::File {
+            file,
+            path,
+            sync: true,
+            ..
+        } = self
+        {
+            file.sync_data()
+                .map_err(|e| io_err("cannot sync", path, e))?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads exactly `len` bytes at `pos`, or fails with the path named.
+fn read_exact_at(file: &File, path: &Path, pos: u64, len: u64) -> Result<Vec<u8>> {
+    let n = usize::try_from(len)
+        .map_err(|_| Error::no_memory(format!("{len} bytes cannot be read at once")))?;
+    let mut buf = vec![0u8; n];
+    file.read_exact_at(&mut buf, pos).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            Error::corrupt(format!(
+                "{}: {len} bytes at offset {pos} run past the end of the file",
+                path.display()
+            ))
+        } else {
+            io_err("cannot read", path, e)
+        }
+    })?;
+    Ok(buf)
+}
+
+/// The frame being built by a change, before it is committed.
+pub struct Pending {
+    pub header: FrameHeader,
+    pub offsets: Vec<i64>,
+    pub spans: Vec<u32>,
+    pub vlmeta: Vec<Vlmeta>,
+    /// Index values that left the index (their stored bytes become dead / their files go).
+    pub removed: Vec<(i64, u32)>,
+}
+
+impl Frame {
+    /// Opens a frame from a path: a directory is a sparse frame, a file a contiguous one
+    /// starting at `offset`.
+    pub fn open_path(path: &Path, offset: u64, writable: bool, sync: bool) -> Result<Frame> {
+        let meta = fs::metadata(path).map_err(|e| io_err("cannot open", path, e))?;
+        if meta.is_dir() {
+            if offset != 0 {
+                bail!(
+                    invalid,
+                    "{}: a sparse frame (a directory) has no offset",
+                    path.display()
+                );
+            }
+            let index_path = path.join(SPARSE_INDEX);
+            let file =
+                File::open(&index_path).map_err(|e| io_err("cannot open", &index_path, e))?;
+            let size = file
+                .metadata()
+                .map_err(|e| io_err("cannot stat", &index_path, e))?
+                .len();
+            let store = Store::Dir {
+                dir: path.to_path_buf(),
+                writable,
+                sync,
+                next_id: 0,
+            };
+            let mut f =
+                Frame::parse(store, size, true).map_err(|e| e.context(index_path.display()))?;
+            let next = f
+                .offsets
+                .iter()
+                .filter(|&&o| o >= 0)
+                .max()
+                .map_or(0, |&m| m as u64 + 1);
+            if let Store::Dir { next_id, .. } = &mut f.store {
+                *next_id = next;
+            }
+            return Ok(f);
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(writable)
+            .open(path)
+            .map_err(|e| io_err("cannot open", path, e))?;
+        let size = meta.len();
+        if offset > size {
+            bail!(
+                invalid,
+                "{}: offset {offset} is past the end of the file ({size} bytes)",
+                path.display()
+            );
+        }
+        let store = Store::File {
+            file,
+            path: path.to_path_buf(),
+            base: offset,
+            writable,
+            sync,
+        };
+        Frame::parse(store, size - offset, false).map_err(|e| e.context(path.display()))
+    }
+
+    /// Opens a contiguous frame held in memory (the buffer must be exactly the frame).
+    pub fn open_buffer(buf: Vec<u8>) -> Result<Frame> {
+        let len = buf.len() as u64;
+        let f = Frame::parse(Store::Mem(buf), len, false)?;
+        if f.header.frame_len != len {
+            bail!(
+                corrupt,
+                "frame: frame_len {} differs from the buffer length {len}",
+                f.header.frame_len
+            );
+        }
+        Ok(f)
+    }
+
+    /// Parses a frame whose bytes (from the frame start) number `avail`.
+    fn parse(store: Store, avail: u64, sparse: bool) -> Result<Frame> {
+        if avail < header::FIXED_LEN as u64 {
+            bail!(
+                format,
+                "not a Blosc2 frame: {avail} bytes is shorter than a frame header"
+            );
+        }
+        let start = store.read(0, header::FIXED_LEN as u64)?;
+        if matches!(start[0], 0x9B | 0x9C) && &start[2..10] == header::MAGIC {
+            drop(start);
+            return super::legacy::parse(store, avail);
+        }
+        let (header_len, frame_len) = FrameHeader::peek_lengths(&start)?;
+        drop(start);
+        if frame_len > avail {
+            bail!(
+                corrupt,
+                "frame: frame_len {frame_len} exceeds the {avail} bytes available"
+            );
+        }
+        let hbytes = store.read(0, header_len as u64)?;
+        let header = FrameHeader::parse(&hbytes)?;
+        drop(hbytes);
+        if header.is_sparse() != sparse {
+            bail!(
+                format,
+                "frame: frame type {} where a {} frame was expected",
+                header.frame_type,
+                if sparse { "sparse" } else { "contiguous" }
+            );
+        }
+        // The trailer, found from the end.
+        if frame_len < (header_len + trailer::MIN_LEN) as u64 {
+            bail!(corrupt, "frame: frame_len {frame_len} leaves no room for a trailer after the {header_len}-byte header");
+        }
+        let tail = store.read(frame_len - 23, 23)?;
+        let tlen = trailer::trailer_len_from_end(&tail)? as u64;
+        drop(tail);
+        if tlen > frame_len - header_len as u64 {
+            bail!(corrupt, "frame: trailer_len {tlen} reaches into the header (frame_len {frame_len}, header_len {header_len})");
+        }
+        let tstart = frame_len - tlen;
+        let vlmeta = trailer::parse(&store.read(tstart, tlen)?)?;
+
+        // The index.
+        let nchunks_hint = header.nchunks_from_sizes();
+        let (offsets, spans) = if nchunks_hint == Some(0) {
+            (Vec::new(), Vec::new())
+        } else {
+            let ipos = if sparse {
+                header_len as u64
+            } else {
+                (header_len as u64)
+                    .checked_add(header.cbytes as u64)
+                    .ok_or_else(|| Error::corrupt("frame: cbytes overflows"))?
+            };
+            if ipos + crate::chunk::EXTENDED_HEADER_LEN as u64 > tstart {
+                bail!(
+                    corrupt,
+                    "frame index: position {ipos} (header_len {header_len} + cbytes {}) is past the trailer at {tstart}",
+                    if sparse { 0 } else { header.cbytes }
+                );
+            }
+            let ih = crate::chunk::ChunkHeader::parse_prefix(
+                &store.read(ipos, crate::chunk::EXTENDED_HEADER_LEN as u64)?,
+            )
+            .map_err(|e| e.context("frame index"))?;
+            if ipos + ih.cbytes as u64 > tstart {
+                bail!(
+                    corrupt,
+                    "frame index: {} bytes at {ipos} run into the trailer at {tstart}",
+                    ih.cbytes
+                );
+            }
+            let nchunks = match nchunks_hint {
+                Some(n) => usize::try_from(n)
+                    .map_err(|_| Error::corrupt("frame: chunk count overflows"))?,
+                None => {
+                    if ih.nbytes % 8 != 0 {
+                        bail!(
+                            corrupt,
+                            "frame index: {} bytes is not a whole number of offsets",
+                            ih.nbytes
+                        );
+                    }
+                    ih.nbytes / 8
+                }
+            };
+            if nchunks as i64 > header::MAX_NCHUNKS {
+                bail!(
+                    corrupt,
+                    "frame: {nchunks} chunks exceed the maximum ({})",
+                    header::MAX_NCHUNKS
+                );
+            }
+            let ibytes = store.read(ipos, ih.cbytes as u64)?;
+            let offsets = index::decode(&ibytes, nchunks)?;
+            for (i, &o) in offsets.iter().enumerate() {
+                match index::entry(o).map_err(|e| e.context(format_args!("chunk {i}")))? {
+                    index::Entry::At(v) if !sparse => {
+                        if v + crate::chunk::EXTENDED_HEADER_LEN as u64 > header.cbytes as u64 {
+                            bail!(
+                                corrupt,
+                                "frame index: offset {v} of chunk {i} is past the end of the data ({} bytes)",
+                                header.cbytes
+                            );
+                        }
+                    }
+                    index::Entry::At(v) => {
+                        if v > u64::from(u32::MAX) {
+                            bail!(
+                                corrupt,
+                                "frame index: chunk {i} names file id {v}, beyond 8 hex digits"
+                            );
+                        }
+                    }
+                    index::Entry::Special(_) => {}
+                }
+            }
+            let spans = if sparse {
+                vec![0; offsets.len()]
+            } else {
+                compute_spans(&offsets, header.cbytes as u64)
+            };
+            (offsets, spans)
+        };
+        let vl_blocks = header.general_flags & header::VL_BLOCKS != 0;
+        Ok(Frame {
+            store,
+            header,
+            offsets,
+            spans,
+            vlmeta,
+            trailer_len: tlen,
+            vl_blocks,
+            dead_bytes: 0,
+            legacy: false,
+        })
+    }
+
+    /// Starts a change from the committed state.
+    pub fn pending(&self) -> Pending {
+        Pending {
+            header: self.header.clone(),
+            offsets: self.offsets.clone(),
+            spans: self.spans.clone(),
+            vlmeta: self.vlmeta.clone(),
+            removed: Vec::new(),
+        }
+    }
+
+    /// Makes a change visible. `chunk` is a new chunk to store; `edit` receives its index
+    /// value and stored length and turns the committed state into the new one.
+    pub fn commit(
+        &mut self,
+        chunk: Option<&[u8]>,
+        edit: impl FnOnce(&mut Pending, Option<(i64, u32)>) -> Result<()>,
+    ) -> Result<()> {
+        if self.legacy {
+            bail!(read_only, "legacy frames are read only");
+        }
+        if !self.store.writable() {
+            bail!(read_only, "the frame was opened read-only");
+        }
+        match &self.store {
+            Store::Dir { .. } => self.commit_sparse(chunk, edit),
+            _ => self.commit_contiguous(chunk, edit),
+        }
+    }
+
+    fn commit_contiguous(
+        &mut self,
+        chunk: Option<&[u8]>,
+        edit: impl FnOnce(&mut Pending, Option<(i64, u32)>) -> Result<()>,
+    ) -> Result<()> {
+        let header_len = self.header.header_len as u64;
+        let pos = self.header.frame_len;
+        let loc = chunk.map(|c| ((pos - header_len) as i64, c.len() as u32));
+        let mut p = self.pending();
+        edit(&mut p, loc)?;
+        p.header.has_vlmeta = !p.vlmeta.is_empty();
+        p.header.set_general_flags(self.vl_blocks);
+        let trailer = trailer::encode(&p.vlmeta);
+        if p.offsets.is_empty() {
+            // An empty frame is header + trailer: c-blosc2 looks for the trailer right there.
+            p.header.cbytes = 0;
+            p.header.nbytes = 0;
+            let mut image = p.header.encode();
+            p.header.frame_len = (image.len() + trailer.len()) as u64;
+            p.header.header_len = image.len();
+            p.header.write_fixed(&mut image);
+            image.extend_from_slice(&trailer);
+            self.replace_image(image)?;
+            self.dead_bytes = 0;
+        } else {
+            let index = index::encode(&p.offsets)?;
+            let data_end = pos + chunk.map_or(0, |c| c.len() as u64);
+            p.header.cbytes = (data_end - header_len) as i64;
+            p.header.frame_len = data_end + (index.len() + trailer.len()) as u64;
+            let mut tail = Vec::with_capacity((p.header.frame_len - pos) as usize);
+            tail.extend_from_slice(chunk.unwrap_or(&[]));
+            tail.extend_from_slice(&index);
+            tail.extend_from_slice(&trailer);
+            self.store.write(pos, &tail)?;
+            self.store.sync()?;
+            // The commit point: one small write of the fixed header.
+            let mut fixed = vec![0u8; header::FIXED_LEN];
+            fixed.copy_from_slice(&self.store.read(0, header::FIXED_LEN as u64)?);
+            p.header.write_fixed(&mut fixed);
+            self.store.write(0, &fixed)?;
+            self.store.sync()?;
+            self.dead_bytes += pos - self.data_end_committed()
+                + p.removed.iter().map(|&(_, s)| u64::from(s)).sum::<u64>();
+        }
+        self.trailer_len = trailer.len() as u64;
+        self.header = p.header;
+        self.offsets = p.offsets;
+        self.spans = p.spans;
+        self.vlmeta = p.vlmeta;
+        self.maybe_compact()
+    }
+
+    /// Where the committed data region (and index) ends; the index and trailer after it are
+    /// dead once a new state is committed.
+    fn data_end_committed(&self) -> u64 {
+        if self.offsets.is_empty() {
+            self.header.header_len as u64
+        } else {
+            self.header.header_len as u64 + self.header.cbytes as u64
+        }
+    }
+
+    /// Replaces a contiguous frame with `image` (a complete frame): in memory, or through a
+    /// temporary file and an atomic rename. Frames inside a larger file (at an offset) are
+    /// overwritten in place, which is the one write that is not crash-safe.
+    fn replace_image(&mut self, image: Vec<u8>) -> Result<()> {
+        match &mut self.store {
+            Store::Mem(buf) => {
+                *buf = image;
+                Ok(())
+            }
+            Store::File {
+                file,
+                path,
+                base,
+                sync,
+                ..
+            } => {
+                if *base != 0 {
+                    file.write_all_at(&image, *base)
+                        .map_err(|e| io_err("cannot write", path, e))?;
+                    return Ok(());
+                }
+                let tmp = temp_path(path);
+                write_file(&tmp, &image, *sync)?;
+                fs::rename(&tmp, &*path).map_err(|e| io_err("cannot replace", path, e))?;
+                *file = OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open(&*path)
+                    .map_err(|e| io_err("cannot reopen", path, e))?;
+                Ok(())
+            }
+            Store::Dir { .. } => bail!(invalid, "sparse frames are not replaced whole"),
+        }
+    }
+
+    /// Rewrites the frame compactly when dead space outgrows the live data.
+    fn maybe_compact(&mut self) -> Result<()> {
+        let live = (self.header.frame_len).saturating_sub(self.dead_bytes);
+        let embedded = matches!(self.store, Store::File { base, .. } if base != 0);
+        if embedded || self.dead_bytes < (1 << 20).max(live) {
+            return Ok(());
+        }
+        self.compact()
+    }
+
+    /// Rewrites the frame with its chunks in index order and no dead space.
+    pub fn compact(&mut self) -> Result<()> {
+        if self.is_sparse() {
+            return Ok(());
+        }
+        let image = self.to_contiguous_image()?;
+        self.replace_image(image)?;
+        self.reload()
+    }
+
+    /// Re-reads the committed state from the store (after it was replaced whole).
+    fn reload(&mut self) -> Result<()> {
+        let store = std::mem::replace(&mut self.store, Store::Mem(Vec::new()));
+        let avail = match &store {
+            Store::Mem(b) => b.len() as u64,
+            Store::File {
+                file, path, base, ..
+            } => {
+                file.metadata()
+                    .map_err(|e| io_err("cannot stat", path, e))?
+                    .len()
+                    - *base
+            }
+            Store::Dir { .. } => unreachable!("sparse frames are never reloaded"),
+        };
+        let fresh = Frame::parse(store, avail, false)?;
+        *self = Frame {
+            dead_bytes: 0,
+            ..fresh
+        };
+        Ok(())
+    }
+
+    fn commit_sparse(
+        &mut self,
+        chunk: Option<&[u8]>,
+        edit: impl FnOnce(&mut Pending, Option<(i64, u32)>) -> Result<()>,
+    ) -> Result<()> {
+        let Store::Dir {
+            dir, sync, next_id, ..
+        } = &mut self.store
+        else {
+            unreachable!("commit_sparse is only called on sparse frames");
+        };
+        let (dir, sync) = (dir.clone(), *sync);
+        let mut loc = None;
+        if let Some(c) = chunk {
+            let id = *next_id;
+            if id > u64::from(u32::MAX) {
+                bail!(unsupported, "sparse frame: chunk file ids are exhausted");
+            }
+            write_file(&dir.join(chunk_file_name(id)), c, sync)?;
+            *next_id += 1;
+            loc = Some((id as i64, c.len() as u32));
+        }
+        let mut p = self.pending();
+        edit(&mut p, loc)?;
+        // cbytes of a sparse frame is the total size of its chunk files.
+        let mut cbytes = p.header.cbytes + loc.map_or(0, |(_, l)| i64::from(l));
+        let mut gone = Vec::new();
+        for &(raw, _) in &p.removed {
+            if raw >= 0 {
+                let path = dir.join(chunk_file_name(raw as u64));
+                cbytes -= fs::metadata(&path).map(|m| m.len() as i64).unwrap_or(0);
+                gone.push(path);
+            }
+        }
+        p.header.cbytes = cbytes.max(0);
+        if p.offsets.is_empty() {
+            p.header.nbytes = 0;
+        }
+        p.header.has_vlmeta = !p.vlmeta.is_empty();
+        p.header.set_general_flags(self.vl_blocks);
+        let image = sparse_index_image(&mut p.header, &p.offsets, &p.vlmeta)?;
+        let path = dir.join(SPARSE_INDEX);
+        let tmp = temp_path(&path);
+        write_file(&tmp, &image, sync)?;
+        fs::rename(&tmp, &path).map_err(|e| io_err("cannot replace", &path, e))?;
+        for g in gone {
+            let _ = fs::remove_file(g);
+        }
+        self.trailer_len = trailer::encode(&p.vlmeta).len() as u64;
+        self.header = p.header;
+        self.offsets = p.offsets;
+        self.spans = p.spans;
+        self.vlmeta = p.vlmeta;
+        Ok(())
+    }
+
+    /// The frame as one contiguous image: header, stored chunks in index order, index,
+    /// trailer (what `b2f_to_buffer` returns and what compaction writes).
+    pub fn to_contiguous_image(&self) -> Result<Vec<u8>> {
+        let mut h = self.header.clone();
+        h.frame_type = header::CONTIGUOUS;
+        let mut out = h.encode();
+        let header_len = out.len();
+        let mut offsets = Vec::with_capacity(self.offsets.len());
+        for i in 0..self.offsets.len() {
+            match self.chunk_data(i)? {
+                super::ChunkData::Stored(b) => {
+                    offsets.push((out.len() - header_len) as i64);
+                    out.extend_from_slice(&b);
+                }
+                super::ChunkData::Special(..) => offsets.push(self.offsets[i]),
+            }
+        }
+        h.cbytes = (out.len() - header_len) as i64;
+        h.header_len = header_len;
+        h.has_vlmeta = !self.vlmeta.is_empty();
+        if !offsets.is_empty() {
+            out.extend_from_slice(&index::encode(&offsets)?);
+        } else {
+            h.cbytes = 0;
+        }
+        out.extend_from_slice(&trailer::encode(&self.vlmeta));
+        h.frame_len = out.len() as u64;
+        h.write_fixed(&mut out);
+        Ok(out)
+    }
+
+    /// Writes the frame to `path` as a contiguous file or a sparse directory.
+    pub fn save(&self, path: &Path, contiguous: bool) -> Result<()> {
+        if contiguous {
+            let image = self.to_contiguous_image()?;
+            return write_file(path, &image, false);
+        }
+        fs::create_dir_all(path).map_err(|e| io_err("cannot create directory", path, e))?;
+        let mut h = self.header.clone();
+        h.frame_type = header::SPARSE;
+        let mut offsets = Vec::with_capacity(self.offsets.len());
+        let mut cbytes = 0i64;
+        let mut id = 0u64;
+        for i in 0..self.offsets.len() {
+            match self.chunk_data(i)? {
+                super::ChunkData::Stored(b) => {
+                    write_file(&path.join(chunk_file_name(id)), &b, false)?;
+                    cbytes += b.len() as i64;
+                    offsets.push(id as i64);
+                    id += 1;
+                }
+                super::ChunkData::Special(..) => offsets.push(self.offsets[i]),
+            }
+        }
+        h.cbytes = cbytes;
+        h.has_vlmeta = !self.vlmeta.is_empty();
+        let image = sparse_index_image(&mut h, &offsets, &self.vlmeta)?;
+        write_file(&path.join(SPARSE_INDEX), &image, false)
+    }
+
+    /// Creates a new empty frame in `store` with `header` (whose lengths are computed here).
+    pub fn create(mut store: Store, mut header: FrameHeader, vl_blocks: bool) -> Result<Frame> {
+        header.nbytes = 0;
+        header.cbytes = 0;
+        header.has_vlmeta = false;
+        header.set_general_flags(vl_blocks);
+        let trailer = trailer::encode(&[]);
+        let image = match &store {
+            Store::Dir { dir, .. } => {
+                header.frame_type = header::SPARSE;
+                fs::create_dir_all(dir).map_err(|e| io_err("cannot create directory", dir, e))?;
+                let image = sparse_index_image(&mut header, &[], &[])?;
+                write_file(&dir.join(SPARSE_INDEX), &image, false)?;
+                image
+            }
+            _ => {
+                header.frame_type = header::CONTIGUOUS;
+                let mut image = header.encode();
+                header.header_len = image.len();
+                header.frame_len = (image.len() + trailer.len()) as u64;
+                header.write_fixed(&mut image);
+                image.extend_from_slice(&trailer);
+                image
+            }
+        };
+        match &mut store {
+            Store::Mem(buf) => *buf = image,
+            Store::File {
+                file, path, base, ..
+            } => {
+                file.set_len(*base)
+                    .map_err(|e| io_err("cannot truncate", path, e))?;
+                file.write_all_at(&image, *base)
+                    .map_err(|e| io_err("cannot write", path, e))?;
+            }
+            Store::Dir { .. } => {}
+        }
+        Ok(Frame {
+            store,
+            header,
+            offsets: Vec::new(),
+            spans: Vec::new(),
+            vlmeta: Vec::new(),
+            trailer_len: trailer.len() as u64,
+            vl_blocks,
+            dead_bytes: 0,
+            legacy: false,
+        })
+    }
+
+    /// Rewrites the header in place after a same-size change of a metalayer (c-blosc2's rule:
+    /// metalayers keep their size once written).
+    pub fn rewrite_header(&mut self, header: FrameHeader) -> Result<()> {
+        if !self.store.writable() || self.legacy {
+            bail!(read_only, "the frame was opened read-only");
+        }
+        let mut bytes = header.encode();
+        if bytes.len() != self.header.header_len {
+            bail!(
+                invalid,
+                "the header would change size ({} -> {} bytes)",
+                self.header.header_len,
+                bytes.len()
+            );
+        }
+        let mut h = header;
+        h.header_len = bytes.len();
+        h.write_fixed(&mut bytes);
+        match &mut self.store {
+            Store::Dir { dir, sync, .. } => {
+                let path = dir.join(SPARSE_INDEX);
+                let mut image = fs::read(&path).map_err(|e| io_err("cannot read", &path, e))?;
+                image[..bytes.len()].copy_from_slice(&bytes);
+                let tmp = temp_path(&path);
+                write_file(&tmp, &image, *sync)?;
+                fs::rename(&tmp, &path).map_err(|e| io_err("cannot replace", &path, e))?;
+            }
+            _ => self.store.write(0, &bytes)?,
+        }
+        self.header = h;
+        Ok(())
+    }
+
+    /// Adds metalayers to a frame with no chunks (the header grows, so the frame is rebuilt).
+    pub fn rebuild_empty(&mut self, header: FrameHeader) -> Result<()> {
+        if !self.offsets.is_empty() {
+            bail!(
+                invalid,
+                "metalayers can only be added before the first chunk"
+            );
+        }
+        if !self.store.writable() || self.legacy {
+            bail!(read_only, "the frame was opened read-only");
+        }
+        let mut h = header;
+        let trailer = trailer::encode(&self.vlmeta);
+        match &self.store {
+            Store::Dir { dir, sync, .. } => {
+                let (dir, sync) = (dir.clone(), *sync);
+                let image = sparse_index_image(&mut h, &[], &self.vlmeta)?;
+                let path = dir.join(SPARSE_INDEX);
+                let tmp = temp_path(&path);
+                write_file(&tmp, &image, sync)?;
+                fs::rename(&tmp, &path).map_err(|e| io_err("cannot replace", &path, e))?;
+            }
+            _ => {
+                let mut image = h.encode();
+                h.header_len = image.len();
+                h.frame_len = (image.len() + trailer.len()) as u64;
+                h.cbytes = 0;
+                h.write_fixed(&mut image);
+                image.extend_from_slice(&trailer);
+                self.replace_image(image)?;
+            }
+        }
+        self.header = h;
+        self.trailer_len = trailer.len() as u64;
+        Ok(())
+    }
+}
+
+/// `chunks.b2frame` of a sparse frame: header, index (if any chunk), trailer.
+fn sparse_index_image(h: &mut FrameHeader, offsets: &[i64], vlmeta: &[Vlmeta]) -> Result<Vec<u8>> {
+    h.frame_type = header::SPARSE;
+    let mut image = h.encode();
+    h.header_len = image.len();
+    if !offsets.is_empty() {
+        image.extend_from_slice(&index::encode(offsets)?);
+    }
+    image.extend_from_slice(&trailer::encode(vlmeta));
+    h.frame_len = image.len() as u64;
+    h.write_fixed(&mut image);
+    Ok(image)
+}
+
+fn temp_path(path: &Path) -> PathBuf {
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    name.push(format!(".b2f-tmp-{}", std::process::id()));
+    path.with_file_name(name)
+}
+
+fn write_file(path: &Path, data: &[u8], sync: bool) -> Result<()> {
+    let mut f = File::create(path).map_err(|e| io_err("cannot create", path, e))?;
+    f.write_all(data)
+        .map_err(|e| io_err("cannot write", path, e))?;
+    if sync {
+        f.sync_all().map_err(|e| io_err("cannot sync", path, e))?;
+    }
+    Ok(())
+}

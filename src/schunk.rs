@@ -1,0 +1,783 @@
+//! The super-chunk: a sequence of chunks stored in a frame, with the operations of the C API.
+//!
+//! An [`SChunk`] is shared between threads: reads take a read lock and run in parallel (chunks
+//! are read with positioned reads and decompressed under that lock), changes take the write
+//! lock and are serialized. Every change is committed as described in [`crate::frame::store`].
+
+use std::path::Path;
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use crate::chunk::{self, CParams, ChunkHeader, Context, SpecialValue, SplitMode};
+use crate::error::{Error, Result};
+use crate::frame::header::{self, FrameHeader};
+use crate::frame::index::{self, Entry};
+use crate::frame::metalayers::{self, Metalayer, MAX_METALAYERS};
+use crate::frame::store::Pending;
+use crate::frame::trailer::{Vlmeta, MAX_VLMETALAYERS};
+use crate::frame::{ChunkData, Frame, Store};
+
+/// How to create a frame.
+#[derive(Clone, Debug)]
+pub struct CreateOptions {
+    /// A contiguous frame (a file, or memory) rather than a sparse one (a directory).
+    pub contiguous: bool,
+    /// Bytes per chunk; 0 = variable-length chunks.
+    pub chunksize: i32,
+    pub params: CParams,
+    /// Sync data to disk at every commit (survives power loss, not only a killed writer).
+    pub sync: bool,
+}
+
+/// What `b2f_get_info` reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Info {
+    pub nchunks: i64,
+    pub nbytes: i64,
+    pub cbytes: i64,
+    pub typesize: i32,
+    pub chunksize: i32,
+    pub blocksize: i32,
+    pub codec: u8,
+    pub clevel: u8,
+    pub filters: [u8; 6],
+    pub filters_meta: [u8; 6],
+    pub contiguous: bool,
+    pub format_version: u8,
+    pub splitmode: u8,
+    pub use_dict: bool,
+}
+
+/// A super-chunk over a frame.
+#[derive(Debug)]
+pub struct SChunk {
+    frame: RwLock<Frame>,
+    ctx: Context,
+}
+
+/// Compression parameters as a frame header records them.
+fn params_from_header(h: &FrameHeader) -> CParams {
+    CParams {
+        codec: h.codec(),
+        clevel: h.clevel().min(9),
+        filters: h.filters,
+        filters_meta: h.filters_meta,
+        typesize: h.typesize as usize,
+        blocksize: h.blocksize.max(0) as usize,
+        nthreads: usize::try_from(h.nthreads_c).unwrap_or(1).clamp(1, 64),
+        splitmode: SplitMode::try_from(h.splitmode()).unwrap_or(SplitMode::ForwardCompat),
+        use_dict: h.use_dict(),
+    }
+}
+
+/// A compression context for a frame's parameters; codecs this library cannot write (plugin
+/// ids) still allow reading, so they fall back to defaults for writing and fail there.
+fn context_for(h: &FrameHeader) -> Result<Context> {
+    let p = params_from_header(h);
+    match Context::new(p.clone()) {
+        Ok(c) => Ok(c),
+        Err(_) => Context::new(CParams {
+            typesize: p.typesize.max(1),
+            nthreads: p.nthreads,
+            ..CParams::default()
+        }),
+    }
+}
+
+impl SChunk {
+    fn from_frame(frame: Frame) -> Result<SChunk> {
+        let ctx = context_for(&frame.header)?;
+        Ok(SChunk {
+            frame: RwLock::new(frame),
+            ctx,
+        })
+    }
+
+    /// Opens a frame: a file (contiguous) or a directory (sparse).
+    pub fn open(path: &Path, writable: bool) -> Result<SChunk> {
+        Self::from_frame(Frame::open_path(path, 0, writable, false)?)
+    }
+
+    /// Opens a contiguous frame stored in a file from byte `offset` on.
+    pub fn open_offset(path: &Path, offset: u64, writable: bool) -> Result<SChunk> {
+        Self::from_frame(Frame::open_path(path, offset, writable, false)?)
+    }
+
+    /// Opens a contiguous frame from a copy of its bytes (changes stay in memory).
+    pub fn open_buffer(buf: Vec<u8>) -> Result<SChunk> {
+        Self::from_frame(Frame::open_buffer(buf)?)
+    }
+
+    /// Creates an empty frame at `path` (a file or a directory), or in memory.
+    pub fn create(path: Option<&Path>, opts: &CreateOptions) -> Result<SChunk> {
+        opts.params.validate()?;
+        if opts.chunksize < 0 {
+            bail!(
+                invalid,
+                "chunksize {} is negative (0 means variable-length chunks)",
+                opts.chunksize
+            );
+        }
+        if opts.params.typesize > i32::MAX as usize || opts.params.blocksize > i32::MAX as usize {
+            bail!(invalid, "typesize or blocksize does not fit a frame header");
+        }
+        let store = match path {
+            None => {
+                if !opts.contiguous {
+                    bail!(invalid, "an in-memory frame is contiguous");
+                }
+                Store::Mem(Vec::new())
+            }
+            Some(p) if opts.contiguous => {
+                let file = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .open(p)
+                    .map_err(|e| Error::io(format!("cannot create {}", p.display()), e))?;
+                Store::File {
+                    file,
+                    path: p.to_path_buf(),
+                    base: 0,
+                    writable: true,
+                    sync: opts.sync,
+                }
+            }
+            Some(p) => {
+                if p.exists() {
+                    std::fs::remove_dir_all(p)
+                        .or_else(|_| std::fs::remove_file(p))
+                        .map_err(|e| Error::io(format!("cannot replace {}", p.display()), e))?;
+                }
+                Store::Dir {
+                    dir: p.to_path_buf(),
+                    writable: true,
+                    sync: opts.sync,
+                    next_id: 0,
+                }
+            }
+        };
+        let p = &opts.params;
+        let header = FrameHeader {
+            general_flags: 0,
+            frame_type: 0,
+            codec_flags: FrameHeader::codec_flags_for(p.codec, p.clevel),
+            other_flags: (p.splitmode as u8) - 1,
+            header_len: 0,
+            frame_len: 0,
+            nbytes: 0,
+            cbytes: 0,
+            typesize: p.typesize as i32,
+            blocksize: p.blocksize as i32,
+            chunksize: opts.chunksize,
+            nthreads_c: p.nthreads as i16,
+            nthreads_d: p.nthreads as i16,
+            has_vlmeta: false,
+            filters: p.filters,
+            filters_meta: p.filters_meta,
+            udcodec: p.codec,
+            compcode_meta: 0,
+            other_flags2: if p.use_dict { header::USE_DICT } else { 0 },
+            metalayers: Vec::new(),
+        };
+        let frame = Frame::create(store, header, false)?;
+        Ok(SChunk {
+            frame: RwLock::new(frame),
+            ctx: Context::new(opts.params.clone())?,
+        })
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, Frame> {
+        self.frame.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Frame> {
+        self.frame.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The compression context (parameters and threads) used for appends and reads.
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+
+    pub fn info(&self) -> Info {
+        let f = self.read();
+        let h = &f.header;
+        Info {
+            nchunks: f.nchunks() as i64,
+            nbytes: h.nbytes,
+            cbytes: h.cbytes,
+            typesize: h.typesize,
+            chunksize: h.chunksize.max(0),
+            blocksize: h.blocksize,
+            codec: h.codec(),
+            clevel: h.clevel(),
+            filters: h.filters,
+            filters_meta: h.filters_meta,
+            contiguous: !f.is_sparse(),
+            format_version: h.version(),
+            splitmode: h.splitmode(),
+            use_dict: h.use_dict(),
+        }
+    }
+
+    pub fn nchunks(&self) -> usize {
+        self.read().nchunks()
+    }
+
+    /// The uncompressed size of chunk `i`.
+    pub fn chunk_nbytes(&self, i: i64) -> Result<usize> {
+        let f = self.read();
+        let i = f.check_index(i)?;
+        f.chunk_nbytes(i)
+            .map_err(|e| e.context(format_args!("chunk {i}")))
+    }
+
+    /// Decompresses chunk `i` into `dst`; returns its size.
+    pub fn get_chunk(&self, i: i64, dst: &mut [u8]) -> Result<usize> {
+        let f = self.read();
+        let i = f.check_index(i)?;
+        let r = match f.chunk_data(i)? {
+            ChunkData::Stored(b) => self.ctx.decompress(&b, dst),
+            ChunkData::Special(kind, n) => fill_special(kind, f.header.typesize as usize, n, dst),
+        };
+        r.map_err(|e| e.context(format_args!("chunk {i}")))
+    }
+
+    /// Decompresses chunk `i` into a new buffer.
+    pub fn get_chunk_vec(&self, i: i64) -> Result<Vec<u8>> {
+        let n = self.chunk_nbytes(i)?;
+        let mut out = vec![0u8; n];
+        let m = self.get_chunk(i, &mut out)?;
+        out.truncate(m);
+        Ok(out)
+    }
+
+    /// Chunk `i` as stored: a Blosc2 chunk (special index entries become the special chunk
+    /// c-blosc2 hands out for them).
+    pub fn get_chunk_raw(&self, i: i64) -> Result<Vec<u8>> {
+        let f = self.read();
+        let i = f.check_index(i)?;
+        match f.chunk_data(i)? {
+            ChunkData::Stored(b) => Ok(b.into_owned()),
+            ChunkData::Special(kind, n) => chunk::special::for_frame(
+                kind,
+                n,
+                f.header.typesize as usize,
+                f.header.blocksize.max(0) as usize,
+            ),
+        }
+    }
+
+    /// Items `[start, stop)` (in typesize units) across chunks, into `dst`.
+    pub fn get_slice(&self, start: i64, stop: i64, dst: &mut [u8]) -> Result<()> {
+        let f = self.read();
+        let ts = f.header.typesize as i64;
+        let total = f.header.nbytes / ts;
+        if start < 0 || stop < start || stop > total {
+            bail!(
+                invalid,
+                "slice [{start}, {stop}) is outside the frame's {total} items"
+            );
+        }
+        let nbytes = ((stop - start) * ts) as usize;
+        if dst.len() < nbytes {
+            return Err(Error::BufferTooSmall {
+                needed: nbytes,
+                given: dst.len(),
+            });
+        }
+        let mut byte = start * ts;
+        let end = stop * ts;
+        let mut out = 0usize;
+        let mut chunk_start = 0i64;
+        let mut scratch = Vec::new();
+        for i in 0..f.nchunks() {
+            if byte >= end {
+                break;
+            }
+            let n = if f.header.chunksize > 0 {
+                let cs = i64::from(f.header.chunksize);
+                (f.header.nbytes - i as i64 * cs).min(cs)
+            } else {
+                f.chunk_nbytes(i)? as i64
+            };
+            if chunk_start + n <= byte {
+                chunk_start += n;
+                continue;
+            }
+            let from = (byte - chunk_start) as usize;
+            let to = (end.min(chunk_start + n) - chunk_start) as usize;
+            scratch.resize(n as usize, 0);
+            let got = match f.chunk_data(i)? {
+                ChunkData::Stored(b) => self.ctx.decompress(&b, &mut scratch)?,
+                ChunkData::Special(kind, m) => fill_special(kind, ts as usize, m, &mut scratch)?,
+            };
+            if got != n as usize {
+                bail!(
+                    corrupt,
+                    "chunk {i} holds {got} bytes where {n} were expected"
+                );
+            }
+            dst[out..out + (to - from)].copy_from_slice(&scratch[from..to]);
+            out += to - from;
+            byte = chunk_start + to as i64;
+            chunk_start += n;
+        }
+        if out != nbytes {
+            bail!(
+                corrupt,
+                "the frame's chunks hold fewer bytes than its nbytes says"
+            );
+        }
+        Ok(())
+    }
+
+    // ---- writes ----
+
+    /// Compresses `data` with the frame's parameters and appends it; returns the new chunk count.
+    pub fn append(&self, data: &[u8]) -> Result<usize> {
+        let chunk = self.ctx.compress_to_vec(data)?;
+        self.append_chunk(&chunk)
+    }
+
+    /// Appends an existing chunk (validated first); returns the new chunk count.
+    pub fn append_chunk(&self, chunk: &[u8]) -> Result<usize> {
+        let mut f = self.write();
+        let n = f.nchunks();
+        self.put_chunk(&mut f, Placement::Insert(n), chunk)?;
+        Ok(f.nchunks())
+    }
+
+    /// Compresses `data` and inserts it at position `pos` (0..=nchunks).
+    pub fn insert(&self, pos: i64, data: &[u8]) -> Result<usize> {
+        let chunk = self.ctx.compress_to_vec(data)?;
+        self.insert_chunk(pos, &chunk)
+    }
+
+    /// Inserts an existing chunk at position `pos`.
+    pub fn insert_chunk(&self, pos: i64, chunk: &[u8]) -> Result<usize> {
+        let mut f = self.write();
+        let n = f.nchunks();
+        let pos = usize::try_from(pos)
+            .ok()
+            .filter(|&p| p <= n)
+            .ok_or_else(|| {
+                Error::invalid(format!("insert position {pos} is out of range (0..={n})"))
+            })?;
+        self.put_chunk(&mut f, Placement::Insert(pos), chunk)?;
+        Ok(f.nchunks())
+    }
+
+    /// Compresses `data` and replaces chunk `i` with it.
+    pub fn update(&self, i: i64, data: &[u8]) -> Result<()> {
+        let chunk = self.ctx.compress_to_vec(data)?;
+        self.update_chunk(i, &chunk)
+    }
+
+    /// Replaces chunk `i` with an existing chunk.
+    pub fn update_chunk(&self, i: i64, chunk: &[u8]) -> Result<()> {
+        let mut f = self.write();
+        let i = f.check_index(i)?;
+        self.put_chunk(&mut f, Placement::Replace(i), chunk)
+    }
+
+    /// Removes chunk `i`.
+    pub fn delete(&self, i: i64) -> Result<()> {
+        let mut f = self.write();
+        let i = f.check_index(i)?;
+        let n = f.nchunks();
+        let nb = f.chunk_nbytes(i)? as i64;
+        // Removing a chunk before a short last chunk keeps the fixed-size layout valid.
+        f.commit(None, |p, _| {
+            let raw = p.offsets.remove(i);
+            let span = p.spans.remove(i);
+            p.removed.push((raw, span));
+            p.header.nbytes -= nb;
+            let _ = n;
+            Ok(())
+        })
+    }
+
+    /// Reorders the chunks: new position k holds old chunk `order[k]`.
+    pub fn reorder(&self, order: &[i64]) -> Result<()> {
+        let mut f = self.write();
+        let n = f.nchunks();
+        if order.len() != n {
+            bail!(
+                invalid,
+                "reorder: {} positions given for {n} chunks",
+                order.len()
+            );
+        }
+        let mut seen = vec![false; n];
+        for &o in order {
+            let o = usize::try_from(o)
+                .ok()
+                .filter(|&o| o < n && !seen[o])
+                .ok_or_else(|| Error::invalid(format!("reorder: {o} is out of range or repeated (must be a permutation of 0..{n})")))?;
+            seen[o] = true;
+        }
+        let short_last =
+            n > 0 && f.header.chunksize > 0 && f.header.nbytes % i64::from(f.header.chunksize) != 0;
+        if short_last && order[n - 1] as usize != n - 1 {
+            self.make_variable(&mut f)?;
+        }
+        f.commit(None, |p, _| {
+            let offsets: Vec<i64> = order.iter().map(|&o| p.offsets[o as usize]).collect();
+            let spans: Vec<u32> = order.iter().map(|&o| p.spans[o as usize]).collect();
+            p.offsets = offsets;
+            p.spans = spans;
+            Ok(())
+        })
+    }
+
+    /// Appends `nitems` items of a special value as index-only chunks of the frame's chunksize.
+    pub fn fill_special(&self, nitems: i64, kind: SpecialValue) -> Result<usize> {
+        let mut f = self.write();
+        let ts = i64::from(f.header.typesize);
+        let cs = f.header.chunksize;
+        if !matches!(
+            kind,
+            SpecialValue::Zero | SpecialValue::Nan | SpecialValue::Uninit
+        ) {
+            bail!(
+                invalid,
+                "fill_special: only zeros, NaN and uninitialized values can be filled"
+            );
+        }
+        if kind == SpecialValue::Nan && ts != 4 && ts != 8 {
+            bail!(
+                invalid,
+                "fill_special: NaN needs a typesize of 4 or 8, not {ts}"
+            );
+        }
+        if nitems < 0 {
+            bail!(invalid, "fill_special: nitems {nitems} is negative");
+        }
+        if cs <= 0 {
+            bail!(
+                invalid,
+                "fill_special needs a frame with a fixed chunksize (this one has {cs})"
+            );
+        }
+        let cs = i64::from(cs);
+        if cs % ts != 0 {
+            bail!(
+                invalid,
+                "fill_special: chunksize {cs} is not a multiple of typesize {ts}"
+            );
+        }
+        if f.header.nbytes % cs != 0 {
+            bail!(
+                invalid,
+                "fill_special: the frame's last chunk is partial, nothing can follow it"
+            );
+        }
+        let total = nitems
+            .checked_mul(ts)
+            .filter(|&t| f.header.nbytes.checked_add(t).is_some())
+            .ok_or_else(|| Error::invalid(format!("fill_special: {nitems} items overflow")))?;
+        let nnew = (total + cs - 1) / cs;
+        if f.nchunks() as i64 + nnew > header::MAX_NCHUNKS {
+            bail!(
+                invalid,
+                "fill_special: {nnew} more chunks exceed the maximum of {}",
+                header::MAX_NCHUNKS
+            );
+        }
+        let raw = index::special_raw(kind);
+        f.commit(None, |p, _| {
+            p.offsets.extend(std::iter::repeat_n(raw, nnew as usize));
+            p.spans.extend(std::iter::repeat_n(0, nnew as usize));
+            p.header.nbytes += total;
+            Ok(())
+        })?;
+        Ok(f.nchunks())
+    }
+
+    /// Places a validated chunk (insert at a position, or replace one).
+    fn put_chunk(&self, f: &mut Frame, place: Placement, chunk: &[u8]) -> Result<()> {
+        let d = chunk::decompress::Decoder::new(chunk).map_err(|e| e.context("chunk to store"))?;
+        let h = d.header();
+        let chunk = &chunk[..h.cbytes];
+        if h.cbytes < chunk::EXTENDED_HEADER_LEN {
+            bail!(
+                invalid,
+                "chunk to store: Blosc1 chunks (16-byte headers) cannot be stored in a frame"
+            );
+        }
+        let nb = h.nbytes as i64;
+        let vl = h.vl_blocks();
+        let n = f.nchunks();
+        if n > 0 && vl != f.vl_blocks {
+            bail!(
+                invalid,
+                "a frame cannot mix chunks with variable-length blocks and regular ones"
+            );
+        }
+        if n as i64 >= header::MAX_NCHUNKS && matches!(place, Placement::Insert(_)) {
+            bail!(
+                invalid,
+                "the frame already holds the maximum of {} chunks",
+                header::MAX_NCHUNKS
+            );
+        }
+        let old_nb = match place {
+            Placement::Replace(i) => f.chunk_nbytes(i)? as i64,
+            Placement::Insert(_) => 0,
+        };
+        // Keep the fixed-chunksize layout (all chunks full but the last) or switch to
+        // variable-length chunks.
+        let mut cs = i64::from(f.header.chunksize);
+        if cs == -1 {
+            cs = nb;
+        }
+        if cs > 0 {
+            if nb > cs {
+                bail!(
+                    invalid,
+                    "chunk of {nb} bytes is larger than the frame's chunksize ({cs}); create the frame with chunksize 0 for variable-length chunks"
+                );
+            }
+            let short_last = n > 0 && f.header.nbytes % cs != 0;
+            let fits = match place {
+                Placement::Insert(pos) => {
+                    if pos == n {
+                        !short_last
+                    } else {
+                        nb == cs
+                    }
+                }
+                Placement::Replace(i) => nb == cs || i + 1 == n,
+            };
+            if !fits {
+                self.make_variable(f)?;
+                cs = 0;
+            }
+        }
+        let special = h.special()?;
+        let index_only = cs > 0
+            && matches!(
+                special,
+                SpecialValue::Zero | SpecialValue::Nan | SpecialValue::Uninit
+            )
+            && match place {
+                Placement::Insert(pos) => nb == cs || pos == n,
+                Placement::Replace(i) => nb == cs || i + 1 == n,
+            }
+            && nb > 0;
+        let new_cs = cs as i32;
+        if vl && n == 0 {
+            f.vl_blocks = true;
+        }
+        let stored: Option<&[u8]> = if index_only { None } else { Some(chunk) };
+        f.commit(stored, |p: &mut Pending, loc| {
+            let (raw, span) = match loc {
+                Some(l) => l,
+                None => (index::special_raw(special), 0),
+            };
+            match place {
+                Placement::Insert(pos) => {
+                    p.offsets.insert(pos, raw);
+                    p.spans.insert(pos, span);
+                }
+                Placement::Replace(i) => {
+                    let old = (p.offsets[i], p.spans[i]);
+                    p.removed.push(old);
+                    p.offsets[i] = raw;
+                    p.spans[i] = span;
+                }
+            }
+            p.header.nbytes = p.header.nbytes - old_nb + nb;
+            p.header.chunksize = new_cs;
+            Ok(())
+        })
+    }
+
+    /// Switches a fixed-chunksize frame to variable-length chunks: special index entries
+    /// carry no size, so each becomes a stored 32-byte special chunk first.
+    fn make_variable(&self, f: &mut Frame) -> Result<()> {
+        let ts = f.header.typesize as usize;
+        for i in 0..f.nchunks() {
+            if let Entry::Special(kind) = index::entry(f.offsets[i])? {
+                let n = f.chunk_nbytes(i)?;
+                let c = chunk::special::build(kind, n, ts, self.ctx.blocksize_for(n), None)?;
+                f.commit(Some(&c), |p, loc| {
+                    if let Some((raw, span)) = loc {
+                        p.offsets[i] = raw;
+                        p.spans[i] = span;
+                    }
+                    Ok(())
+                })?;
+            }
+        }
+        f.commit(None, |p, _| {
+            p.header.chunksize = 0;
+            Ok(())
+        })
+    }
+
+    // ---- whole frame ----
+
+    /// The frame as one contiguous buffer (compacted).
+    pub fn to_buffer(&self) -> Result<Vec<u8>> {
+        self.read().to_contiguous_image()
+    }
+
+    /// Writes a copy of the frame to `path`, contiguous or sparse.
+    pub fn save(&self, path: &Path, contiguous: bool) -> Result<()> {
+        self.read().save(path, contiguous)
+    }
+
+    /// Rewrites the frame without dead space.
+    pub fn compact(&self) -> Result<()> {
+        self.write().compact()
+    }
+
+    // ---- metalayers ----
+
+    pub fn meta_get(&self, name: &str) -> Result<Vec<u8>> {
+        let f = self.read();
+        f.header
+            .metalayers
+            .iter()
+            .find(|m| m.name == name)
+            .map(|m| m.content.clone())
+            .ok_or_else(|| Error::not_found(format!("no metalayer named {name:?}")))
+    }
+
+    pub fn meta_names(&self) -> Vec<String> {
+        self.read()
+            .header
+            .metalayers
+            .iter()
+            .map(|m| m.name.clone())
+            .collect()
+    }
+
+    /// Adds a metalayer; only before the first chunk, as c-blosc2 requires.
+    pub fn meta_add(&self, name: &str, content: &[u8]) -> Result<()> {
+        metalayers::check_name(name)?;
+        let mut f = self.write();
+        if f.header.metalayers.iter().any(|m| m.name == name) {
+            bail!(invalid, "metalayer {name:?} already exists");
+        }
+        if f.header.metalayers.len() >= MAX_METALAYERS {
+            bail!(invalid, "a frame holds at most {MAX_METALAYERS} metalayers");
+        }
+        if f.nchunks() > 0 {
+            bail!(invalid, "metalayers can only be added before the first chunk (use vlmetalayers for later metadata)");
+        }
+        let mut h = f.header.clone();
+        h.metalayers.push(Metalayer {
+            name: name.to_string(),
+            content: content.to_vec(),
+        });
+        f.rebuild_empty(h)
+    }
+
+    /// Overwrites a metalayer's content in place: it cannot grow; a shorter content replaces
+    /// its first bytes (c-blosc2's rule).
+    pub fn meta_update(&self, name: &str, content: &[u8]) -> Result<()> {
+        let mut f = self.write();
+        let mut h = f.header.clone();
+        let m = h
+            .metalayers
+            .iter_mut()
+            .find(|m| m.name == name)
+            .ok_or_else(|| Error::not_found(format!("no metalayer named {name:?}")))?;
+        if content.len() > m.content.len() {
+            bail!(
+                invalid,
+                "metalayer {name:?}: new content of {} bytes exceeds its size ({} bytes); metalayers are updated in place",
+                content.len(),
+                m.content.len()
+            );
+        }
+        m.content[..content.len()].copy_from_slice(content);
+        f.rewrite_header(h)
+    }
+
+    // ---- vlmetalayers ----
+
+    /// The decompressed content of a vlmetalayer, refusing more than `max` bytes.
+    pub fn vlmeta_get(&self, name: &str, max: usize) -> Result<Vec<u8>> {
+        let f = self.read();
+        let v = f
+            .vlmeta
+            .iter()
+            .find(|v| v.name == name)
+            .ok_or_else(|| Error::not_found(format!("no vlmetalayer named {name:?}")))?;
+        chunk::decompress_to_vec(&v.chunk, max)
+            .map_err(|e| e.context(format_args!("vlmetalayer {name:?}")))
+    }
+
+    /// The decompressed size of a vlmetalayer.
+    pub fn vlmeta_len(&self, name: &str) -> Result<usize> {
+        let f = self.read();
+        let v = f
+            .vlmeta
+            .iter()
+            .find(|v| v.name == name)
+            .ok_or_else(|| Error::not_found(format!("no vlmetalayer named {name:?}")))?;
+        Ok(ChunkHeader::parse(&v.chunk)?.nbytes)
+    }
+
+    pub fn vlmeta_names(&self) -> Vec<String> {
+        self.read().vlmeta.iter().map(|v| v.name.clone()).collect()
+    }
+
+    /// Adds or replaces a vlmetalayer (stored compressed, as c-blosc2 does).
+    pub fn vlmeta_set(&self, name: &str, content: &[u8]) -> Result<()> {
+        metalayers::check_name(name)?;
+        let chunk = Context::new(CParams::default())?.compress_to_vec(content)?;
+        let mut f = self.write();
+        let exists = f.vlmeta.iter().any(|v| v.name == name);
+        if !exists && f.vlmeta.len() >= MAX_VLMETALAYERS {
+            bail!(
+                invalid,
+                "a frame holds at most {MAX_VLMETALAYERS} vlmetalayers"
+            );
+        }
+        f.commit(None, |p, _| {
+            match p.vlmeta.iter_mut().find(|v| v.name == name) {
+                Some(v) => v.chunk = chunk,
+                None => p.vlmeta.push(Vlmeta {
+                    name: name.to_string(),
+                    chunk,
+                }),
+            }
+            Ok(())
+        })
+    }
+
+    pub fn vlmeta_delete(&self, name: &str) -> Result<()> {
+        let mut f = self.write();
+        if !f.vlmeta.iter().any(|v| v.name == name) {
+            bail!(not_found, "no vlmetalayer named {name:?}");
+        }
+        f.commit(None, |p, _| {
+            p.vlmeta.retain(|v| v.name != name);
+            Ok(())
+        })
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Placement {
+    Insert(usize),
+    Replace(usize),
+}
+
+/// Fills `dst` with `n` bytes of a special value.
+fn fill_special(kind: SpecialValue, typesize: usize, n: usize, dst: &mut [u8]) -> Result<usize> {
+    if dst.len() < n {
+        return Err(Error::BufferTooSmall {
+            needed: n,
+            given: dst.len(),
+        });
+    }
+    let c = chunk::special::build(kind, n, typesize.max(1), n.max(1), None)?;
+    chunk::decompress(&c, &mut dst[..n])
+}
