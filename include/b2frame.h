@@ -57,6 +57,31 @@
 #define B2F_MAX_OVERHEAD 32
 
 /**
+ * Open for reading.
+ */
+#define B2F_READ 1
+
+/**
+ * Open for writing (`B2F_READ | B2F_WRITE` opens an existing frame for update).
+ */
+#define B2F_WRITE 2
+
+/**
+ * Special values for `b2f_fill_special` (c-blosc2's ids).
+ */
+#define B2F_SPECIAL_ZERO 1
+
+#define B2F_SPECIAL_NAN 2
+
+#define B2F_SPECIAL_UNINIT 4
+
+/**
+ * An open frame (a super-chunk over a contiguous file, a sparse directory or memory).
+ * Opaque: created by `b2f_open*`/`b2f_create`, released by `b2f_close`.
+ */
+typedef struct b2f_frame b2f_frame;
+
+/**
  * The result of every fallible call: `B2F_OK` (0) or a negative error code.
  * Codes are stable and never renumbered.
  */
@@ -108,6 +133,60 @@ typedef struct b2f_cparams {
    */
   uint8_t use_dict;
 } b2f_cparams;
+
+/**
+ * How to create a frame. Set `struct_size = sizeof(b2f_storage)`.
+ */
+typedef struct b2f_storage {
+  uint32_t struct_size;
+  /**
+   * true: a contiguous frame (a file, or memory); false: a sparse frame (a directory).
+   */
+  bool contiguous;
+  /**
+   * Bytes per chunk; 0 = variable-length chunks.
+   */
+  int32_t chunksize;
+  /**
+   * Compression parameters of the frame's chunks.
+   */
+  struct b2f_cparams cparams;
+} b2f_storage;
+
+/**
+ * What `b2f_get_info` reports. Set `struct_size` before the call; a smaller (older) struct
+ * receives the fields it has.
+ */
+typedef struct b2f_info {
+  uint32_t struct_size;
+  int64_t nchunks;
+  /**
+   * Uncompressed data bytes.
+   */
+  int64_t nbytes;
+  /**
+   * Compressed data bytes (the frame's data region).
+   */
+  int64_t cbytes;
+  int32_t typesize;
+  /**
+   * 0 for variable-length chunks.
+   */
+  int32_t chunksize;
+  /**
+   * 0 = automatic.
+   */
+  int32_t blocksize;
+  uint8_t codec;
+  uint8_t clevel;
+  uint8_t filters[6];
+  uint8_t filters_meta[6];
+  bool contiguous;
+  /**
+   * The frame format version (2 or 3; 1 for old frames).
+   */
+  uint8_t format_version;
+} b2f_info;
 
 /**
  * Success.
@@ -282,6 +361,323 @@ b2f_status b2f_chunk_sizes(const void *chunk,
                            size_t *nbytes_out,
                            size_t *cbytes_out,
                            size_t *blocksize_out);
+
+/**
+ * Opens the frame at `urlpath`: a file (contiguous frame) or a directory (sparse frame).
+ * `mode` is `B2F_READ`, or `B2F_READ | B2F_WRITE` to change it. Only the header, trailer and
+ * index are read; chunks are read when asked for.
+ *
+ * Returns `B2F_OK` and a new handle in `*frame_out`; `B2F_ERR_IO` (missing file, permission),
+ * `B2F_ERR_FORMAT` (not a frame), `B2F_ERR_CORRUPT` (inconsistent frame),
+ * `B2F_ERR_INVALID_ARGUMENT` (NULL, bad mode).
+ *
+ * # Memory and lifetimes
+ * The handle belongs to the caller, who releases it with `b2f_close`. It may be used from
+ * several threads at once (reads run in parallel, writes are serialized); `b2f_close` must
+ * not race with other calls on the same handle.
+ *
+ * # Safety
+ * `urlpath` is a NUL-terminated string; `frame_out` is writable.
+ */
+b2f_status b2f_open(const char *urlpath, uint32_t mode, struct b2f_frame **frame_out);
+
+/**
+ * Opens a contiguous frame stored in a file from byte `offset` on (e.g. a frame embedded in
+ * a larger file). Otherwise as `b2f_open`.
+ *
+ * # Safety
+ * As for `b2f_open`.
+ */
+b2f_status b2f_open_offset(const char *urlpath,
+                           uint64_t offset,
+                           uint32_t mode,
+                           struct b2f_frame **frame_out);
+
+/**
+ * Opens a contiguous frame held in a buffer. The library copies the `len` bytes: the caller
+ * may free `buf` when this returns. With `B2F_WRITE`, changes stay in memory (see
+ * `b2f_to_buffer` and `b2f_save`).
+ *
+ * # Safety
+ * `buf` points to `len` readable bytes; `frame_out` is writable.
+ */
+b2f_status b2f_open_buffer(const void *buf,
+                           size_t len,
+                           uint32_t mode,
+                           struct b2f_frame **frame_out);
+
+/**
+ * Creates an empty frame: a contiguous file or sparse directory at `urlpath` (replacing what
+ * is there), or an in-memory frame when `urlpath` is NULL. The handle is open for writing.
+ *
+ * Returns `B2F_OK`; `B2F_ERR_INVALID_ARGUMENT` for bad storage or parameters;
+ * `B2F_ERR_UNSUPPORTED` for unknown codecs or filters; `B2F_ERR_IO`.
+ *
+ * # Memory and lifetimes
+ * As for `b2f_open`.
+ *
+ * # Safety
+ * `urlpath` is NULL or NUL-terminated; `s` points to a `b2f_storage`; `frame_out` writable.
+ */
+b2f_status b2f_create(const char *urlpath,
+                      const struct b2f_storage *s,
+                      struct b2f_frame **frame_out);
+
+/**
+ * Closes a frame: what is pending is flushed (every change is already committed when its
+ * call returns) and the handle is freed. `b2f_close(NULL)` does nothing.
+ *
+ * # Safety
+ * `frame` is NULL or a handle from this library not closed before and not in use by
+ * another thread.
+ */
+void b2f_close(struct b2f_frame *frame);
+
+/**
+ * Fills `*info_out` (up to `info_out->struct_size` bytes) with the frame's sizes and
+ * parameters. Thread-safe.
+ *
+ * # Safety
+ * `f` is a live handle; `info_out` points to a `b2f_info` whose `struct_size` is set.
+ */
+b2f_status b2f_get_info(const struct b2f_frame *f, struct b2f_info *info_out);
+
+/**
+ * Decompresses chunk `nchunk` into `dst`. With `dst = NULL, dst_len = 0` only its size is
+ * written to `*nbytes_out`. Special chunks (zeros, NaN, uninitialized) are filled without
+ * decoding; uninitialized chunks read as zeros.
+ *
+ * Returns `B2F_OK`; `B2F_ERR_INVALID_ARGUMENT` for an index out of range;
+ * `B2F_ERR_BUFFER_TOO_SMALL` with the size in `*nbytes_out`; `B2F_ERR_CORRUPT`;
+ * `B2F_ERR_UNSUPPORTED` (unknown codec or filter id); `B2F_ERR_IO`. Thread-safe.
+ *
+ * # Safety
+ * `f` is a live handle; `dst` points to `dst_len` writable bytes or is NULL with 0;
+ * `nbytes_out` is NULL or writable.
+ */
+b2f_status b2f_get_chunk(struct b2f_frame *f,
+                         int64_t nchunk,
+                         void *dst,
+                         size_t dst_len,
+                         size_t *nbytes_out);
+
+/**
+ * Copies chunk `nchunk` as stored (a Blosc2 chunk) into `dst`, e.g. to move chunks between
+ * frames without recompressing. Two-call pattern as `b2f_get_chunk`, with the chunk length
+ * in `*cbytes_out`. Thread-safe.
+ *
+ * # Safety
+ * As for `b2f_get_chunk`.
+ */
+b2f_status b2f_get_chunk_raw(struct b2f_frame *f,
+                             int64_t nchunk,
+                             void *dst,
+                             size_t dst_len,
+                             size_t *cbytes_out);
+
+/**
+ * Reads items `[start, stop)` (in typesize units, across chunk boundaries) into `dst`, which
+ * must hold `(stop - start) * typesize` bytes. Thread-safe.
+ *
+ * # Safety
+ * `f` is a live handle; `dst` points to `dst_len` writable bytes (or NULL with 0).
+ */
+b2f_status b2f_get_slice(struct b2f_frame *f,
+                         int64_t start,
+                         int64_t stop,
+                         void *dst,
+                         size_t dst_len);
+
+/**
+ * Compresses `src_len` bytes with the frame's parameters and appends them as a new chunk;
+ * `*nchunks_out` (may be NULL) receives the new number of chunks. The change is committed
+ * (crash-safe) when this returns.
+ *
+ * Returns `B2F_OK`; `B2F_ERR_READ_ONLY`; `B2F_ERR_INVALID_ARGUMENT` (e.g. larger than the
+ * frame's chunksize); `B2F_ERR_IO`. Writes on one handle are serialized.
+ *
+ * # Safety
+ * `f` is a live handle; `src` points to `src_len` readable bytes (or NULL with 0).
+ */
+b2f_status b2f_append(struct b2f_frame *f, const void *src, size_t src_len, int64_t *nchunks_out);
+
+/**
+ * Appends an existing Blosc2 chunk (validated first: header, layout, size rules) without
+ * recompressing it. As `b2f_append` otherwise.
+ *
+ * # Safety
+ * As for `b2f_append`.
+ */
+b2f_status b2f_append_chunk(struct b2f_frame *f,
+                            const void *chunk,
+                            size_t chunk_len,
+                            int64_t *nchunks_out);
+
+/**
+ * Compresses `src_len` bytes and inserts them as chunk number `pos` (0..=nchunks).
+ *
+ * # Safety
+ * As for `b2f_append`.
+ */
+b2f_status b2f_insert(struct b2f_frame *f, int64_t pos, const void *src, size_t src_len);
+
+/**
+ * Compresses `src_len` bytes and replaces chunk `nchunk` with them.
+ *
+ * # Safety
+ * As for `b2f_append`.
+ */
+b2f_status b2f_update(struct b2f_frame *f, int64_t nchunk, const void *src, size_t src_len);
+
+/**
+ * Removes chunk `nchunk`.
+ *
+ * # Safety
+ * `f` is a live handle.
+ */
+b2f_status b2f_delete(struct b2f_frame *f, int64_t nchunk);
+
+/**
+ * Reorders the chunks: position k gets the chunk that was at `order[k]` (`n` must be the
+ * number of chunks and `order` a permutation).
+ *
+ * # Safety
+ * `f` is a live handle; `order` points to `n` values (or NULL with 0).
+ */
+b2f_status b2f_reorder(struct b2f_frame *f, const int64_t *order, size_t n);
+
+/**
+ * Appends `nitems` items of a special value (`B2F_SPECIAL_ZERO`, `NAN` or `UNINIT`) as
+ * index-only chunks of the frame's chunksize (which must be fixed). Nothing is compressed
+ * or stored but the index.
+ *
+ * # Safety
+ * `f` is a live handle.
+ */
+b2f_status b2f_fill_special(struct b2f_frame *f, int64_t nitems, int32_t special);
+
+/**
+ * Copies the whole frame, compacted, as one contiguous frame into `dst` (two-call pattern:
+ * the length goes to `*len_out`).
+ *
+ * # Safety
+ * As for `b2f_get_chunk`.
+ */
+b2f_status b2f_to_buffer(struct b2f_frame *f, void *dst, size_t dst_len, size_t *len_out);
+
+/**
+ * Saves a copy of the frame at `urlpath`: a contiguous file (`contiguous`) or a sparse
+ * directory. The handle keeps using its own storage.
+ *
+ * # Safety
+ * `f` is a live handle; `urlpath` is NUL-terminated.
+ */
+b2f_status b2f_save(struct b2f_frame *f, const char *urlpath, bool contiguous);
+
+/**
+ * Copies the content of metalayer `name` (raw bytes, as c-blosc2's `blosc2_meta_get`)
+ * into `dst`; two-call pattern with the length in `*len_out`.
+ *
+ * Returns `B2F_OK`, `B2F_ERR_NOT_FOUND`, `B2F_ERR_BUFFER_TOO_SMALL`, `B2F_ERR_INVALID_ARGUMENT`.
+ * Thread-safe.
+ *
+ * # Safety
+ * `f` is a live handle; `name` is NUL-terminated; `dst` points to `dst_len` writable bytes
+ * (or NULL with 0); `len_out` is NULL or writable.
+ */
+b2f_status b2f_meta_get(const struct b2f_frame *f,
+                        const char *name,
+                        void *dst,
+                        size_t dst_len,
+                        size_t *len_out);
+
+/**
+ * Adds metalayer `name` (1 to 31 bytes) with `len` bytes of content. As in c-blosc2, at most
+ * 16 metalayers, and only before the first chunk is added.
+ *
+ * # Safety
+ * `f` is a live handle; `name` NUL-terminated; `content` points to `len` bytes (or NULL with 0).
+ */
+b2f_status b2f_meta_add(struct b2f_frame *f, const char *name, const void *content, size_t len);
+
+/**
+ * Overwrites metalayer `name` in place: the content may not be longer than the existing one;
+ * a shorter one replaces its first bytes (c-blosc2's rule).
+ *
+ * # Safety
+ * As for `b2f_meta_add`.
+ */
+b2f_status b2f_meta_update(struct b2f_frame *f, const char *name, const void *content, size_t len);
+
+/**
+ * The number of metalayers. Thread-safe.
+ *
+ * # Safety
+ * `f` is a live handle; `count_out` writable.
+ */
+b2f_status b2f_meta_count(const struct b2f_frame *f, size_t *count_out);
+
+/**
+ * The name of metalayer `i` (0-based, in header order), NUL-terminated, into `dst`;
+ * two-call pattern, `*len_out` counting the NUL.
+ *
+ * # Safety
+ * As for `b2f_meta_get`.
+ */
+b2f_status b2f_meta_name(const struct b2f_frame *f,
+                         size_t i,
+                         char *dst,
+                         size_t dst_len,
+                         size_t *len_out);
+
+/**
+ * Decompresses vlmetalayer `name` into `dst` (as `blosc2_vlmeta_get`); two-call pattern.
+ *
+ * # Safety
+ * As for `b2f_meta_get`.
+ */
+b2f_status b2f_vlmeta_get(const struct b2f_frame *f,
+                          const char *name,
+                          void *dst,
+                          size_t dst_len,
+                          size_t *len_out);
+
+/**
+ * Adds vlmetalayer `name` or replaces its content (stored compressed in the trailer; up to
+ * 8192 of them). Committed crash-safely when this returns.
+ *
+ * # Safety
+ * As for `b2f_meta_add`.
+ */
+b2f_status b2f_vlmeta_set(struct b2f_frame *f, const char *name, const void *content, size_t len);
+
+/**
+ * Removes vlmetalayer `name` (`B2F_ERR_NOT_FOUND` if there is none).
+ *
+ * # Safety
+ * `f` is a live handle; `name` NUL-terminated.
+ */
+b2f_status b2f_vlmeta_delete(struct b2f_frame *f, const char *name);
+
+/**
+ * The number of vlmetalayers. Thread-safe.
+ *
+ * # Safety
+ * `f` is a live handle; `count_out` writable.
+ */
+b2f_status b2f_vlmeta_count(const struct b2f_frame *f, size_t *count_out);
+
+/**
+ * The name of vlmetalayer `i`, as `b2f_meta_name`.
+ *
+ * # Safety
+ * As for `b2f_meta_get`.
+ */
+b2f_status b2f_vlmeta_name(const struct b2f_frame *f,
+                           size_t i,
+                           char *dst,
+                           size_t dst_len,
+                           size_t *len_out);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -52,6 +52,7 @@ pub struct Info {
 pub struct SChunk {
     frame: RwLock<Frame>,
     ctx: Context,
+    writable: bool,
 }
 
 /// Compression parameters as a frame header records them.
@@ -84,27 +85,38 @@ fn context_for(h: &FrameHeader) -> Result<Context> {
 }
 
 impl SChunk {
-    fn from_frame(frame: Frame) -> Result<SChunk> {
+    fn from_frame(frame: Frame, writable: bool) -> Result<SChunk> {
         let ctx = context_for(&frame.header)?;
         Ok(SChunk {
             frame: RwLock::new(frame),
             ctx,
+            writable,
         })
     }
 
     /// Opens a frame: a file (contiguous) or a directory (sparse).
     pub fn open(path: &Path, writable: bool) -> Result<SChunk> {
-        Self::from_frame(Frame::open_path(path, 0, writable, false)?)
+        Self::from_frame(Frame::open_path(path, 0, writable, false)?, writable)
     }
 
     /// Opens a contiguous frame stored in a file from byte `offset` on.
     pub fn open_offset(path: &Path, offset: u64, writable: bool) -> Result<SChunk> {
-        Self::from_frame(Frame::open_path(path, offset, writable, false)?)
+        Self::from_frame(Frame::open_path(path, offset, writable, false)?, writable)
     }
 
     /// Opens a contiguous frame from a copy of its bytes (changes stay in memory).
     pub fn open_buffer(buf: Vec<u8>) -> Result<SChunk> {
-        Self::from_frame(Frame::open_buffer(buf)?)
+        Self::open_buffer_mode(buf, true)
+    }
+
+    /// [`SChunk::open_buffer`], read-only unless `writable`.
+    pub fn open_buffer_mode(buf: Vec<u8>, writable: bool) -> Result<SChunk> {
+        Self::from_frame(Frame::open_buffer(buf)?, writable)
+    }
+
+    /// Whether changes are allowed.
+    pub fn is_writable(&self) -> bool {
+        self.writable
     }
 
     /// Creates an empty frame at `path` (a file or a directory), or in memory.
@@ -184,6 +196,7 @@ impl SChunk {
         Ok(SChunk {
             frame: RwLock::new(frame),
             ctx: Context::new(opts.params.clone())?,
+            writable: true,
         })
     }
 
@@ -191,8 +204,12 @@ impl SChunk {
         self.frame.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn write(&self) -> RwLockWriteGuard<'_, Frame> {
-        self.frame.write().unwrap_or_else(|e| e.into_inner())
+    /// The write lock, after checking the frame may be changed.
+    fn write(&self) -> Result<RwLockWriteGuard<'_, Frame>> {
+        if !self.writable {
+            bail!(read_only, "the frame was opened read-only");
+        }
+        Ok(self.frame.write().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// The compression context (parameters and threads) used for appends and reads.
@@ -343,7 +360,7 @@ impl SChunk {
 
     /// Appends an existing chunk (validated first); returns the new chunk count.
     pub fn append_chunk(&self, chunk: &[u8]) -> Result<usize> {
-        let mut f = self.write();
+        let mut f = self.write()?;
         let n = f.nchunks();
         self.put_chunk(&mut f, Placement::Insert(n), chunk)?;
         Ok(f.nchunks())
@@ -357,7 +374,7 @@ impl SChunk {
 
     /// Inserts an existing chunk at position `pos`.
     pub fn insert_chunk(&self, pos: i64, chunk: &[u8]) -> Result<usize> {
-        let mut f = self.write();
+        let mut f = self.write()?;
         let n = f.nchunks();
         let pos = usize::try_from(pos)
             .ok()
@@ -377,14 +394,14 @@ impl SChunk {
 
     /// Replaces chunk `i` with an existing chunk.
     pub fn update_chunk(&self, i: i64, chunk: &[u8]) -> Result<()> {
-        let mut f = self.write();
+        let mut f = self.write()?;
         let i = f.check_index(i)?;
         self.put_chunk(&mut f, Placement::Replace(i), chunk)
     }
 
     /// Removes chunk `i`.
     pub fn delete(&self, i: i64) -> Result<()> {
-        let mut f = self.write();
+        let mut f = self.write()?;
         let i = f.check_index(i)?;
         let n = f.nchunks();
         let nb = f.chunk_nbytes(i)? as i64;
@@ -401,7 +418,7 @@ impl SChunk {
 
     /// Reorders the chunks: new position k holds old chunk `order[k]`.
     pub fn reorder(&self, order: &[i64]) -> Result<()> {
-        let mut f = self.write();
+        let mut f = self.write()?;
         let n = f.nchunks();
         if order.len() != n {
             bail!(
@@ -434,7 +451,7 @@ impl SChunk {
 
     /// Appends `nitems` items of a special value as index-only chunks of the frame's chunksize.
     pub fn fill_special(&self, nitems: i64, kind: SpecialValue) -> Result<usize> {
-        let mut f = self.write();
+        let mut f = self.write()?;
         let ts = i64::from(f.header.typesize);
         let cs = f.header.chunksize;
         if !matches!(
@@ -632,7 +649,7 @@ impl SChunk {
 
     /// Rewrites the frame without dead space.
     pub fn compact(&self) -> Result<()> {
-        self.write().compact()
+        self.write()?.compact()
     }
 
     // ---- metalayers ----
@@ -659,7 +676,7 @@ impl SChunk {
     /// Adds a metalayer; only before the first chunk, as c-blosc2 requires.
     pub fn meta_add(&self, name: &str, content: &[u8]) -> Result<()> {
         metalayers::check_name(name)?;
-        let mut f = self.write();
+        let mut f = self.write()?;
         if f.header.metalayers.iter().any(|m| m.name == name) {
             bail!(invalid, "metalayer {name:?} already exists");
         }
@@ -680,7 +697,7 @@ impl SChunk {
     /// Overwrites a metalayer's content in place: it cannot grow; a shorter content replaces
     /// its first bytes (c-blosc2's rule).
     pub fn meta_update(&self, name: &str, content: &[u8]) -> Result<()> {
-        let mut f = self.write();
+        let mut f = self.write()?;
         let mut h = f.header.clone();
         let m = h
             .metalayers
@@ -732,7 +749,7 @@ impl SChunk {
     pub fn vlmeta_set(&self, name: &str, content: &[u8]) -> Result<()> {
         metalayers::check_name(name)?;
         let chunk = Context::new(CParams::default())?.compress_to_vec(content)?;
-        let mut f = self.write();
+        let mut f = self.write()?;
         let exists = f.vlmeta.iter().any(|v| v.name == name);
         if !exists && f.vlmeta.len() >= MAX_VLMETALAYERS {
             bail!(
@@ -753,7 +770,7 @@ impl SChunk {
     }
 
     pub fn vlmeta_delete(&self, name: &str) -> Result<()> {
-        let mut f = self.write();
+        let mut f = self.write()?;
         if !f.vlmeta.iter().any(|v| v.name == name) {
             bail!(not_found, "no vlmetalayer named {name:?}");
         }

@@ -132,3 +132,198 @@ def chunk_sizes(chunk):
     _check(lib.b2f_chunk_sizes(chunk, ctypes.c_size_t(len(chunk)), ctypes.byref(nb),
                                ctypes.byref(cb), ctypes.byref(bs)))
     return nb.value, cb.value, bs.value
+
+
+# ---- frames ----
+
+READ, WRITE = 1, 2
+SPECIAL_ZERO, SPECIAL_NAN, SPECIAL_UNINIT = 1, 2, 4
+
+
+class Storage(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("contiguous", ctypes.c_bool),
+        ("chunksize", ctypes.c_int32),
+        ("cparams", CParams),
+    ]
+
+
+class Info(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("nchunks", ctypes.c_int64),
+        ("nbytes", ctypes.c_int64),
+        ("cbytes", ctypes.c_int64),
+        ("typesize", ctypes.c_int32),
+        ("chunksize", ctypes.c_int32),
+        ("blocksize", ctypes.c_int32),
+        ("codec", ctypes.c_uint8),
+        ("clevel", ctypes.c_uint8),
+        ("filters", ctypes.c_uint8 * 6),
+        ("filters_meta", ctypes.c_uint8 * 6),
+        ("contiguous", ctypes.c_bool),
+        ("format_version", ctypes.c_uint8),
+    ]
+
+
+def _path(p):
+    return os.fsencode(os.fspath(p)) if p is not None else None
+
+
+def _sized(call, *args):
+    """The two-call pattern: ask the size, then fill a buffer of that size."""
+    n = ctypes.c_size_t()
+    _check(call(*args, None, ctypes.c_size_t(0), ctypes.byref(n)))
+    buf = ctypes.create_string_buffer(max(n.value, 1))
+    _check(call(*args, buf, ctypes.c_size_t(n.value), ctypes.byref(n)))
+    return buf.raw[:n.value]
+
+
+class Frame:
+    """A Blosc2 frame (super-chunk) opened or created through libb2frame."""
+
+    def __init__(self, handle):
+        self._h = handle
+
+    @classmethod
+    def open(cls, path, mode=READ, offset=0):
+        h = ctypes.c_void_p()
+        _check(lib.b2f_open_offset(_path(path), ctypes.c_uint64(offset), ctypes.c_uint32(mode),
+                                   ctypes.byref(h)))
+        return cls(h)
+
+    @classmethod
+    def from_buffer(cls, data, mode=READ):
+        data = bytes(data)
+        h = ctypes.c_void_p()
+        _check(lib.b2f_open_buffer(data, ctypes.c_size_t(len(data)), ctypes.c_uint32(mode),
+                                   ctypes.byref(h)))
+        return cls(h)
+
+    @classmethod
+    def create(cls, path=None, contiguous=True, chunksize=0, **cparams_kwargs):
+        s = Storage()
+        s.struct_size = ctypes.sizeof(Storage)
+        s.contiguous = contiguous
+        s.chunksize = chunksize
+        s.cparams = cparams(**cparams_kwargs)
+        h = ctypes.c_void_p()
+        _check(lib.b2f_create(_path(path), ctypes.byref(s), ctypes.byref(h)))
+        return cls(h)
+
+    def close(self):
+        if self._h:
+            lib.b2f_close(self._h)
+            self._h = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    def info(self):
+        i = Info()
+        i.struct_size = ctypes.sizeof(Info)
+        _check(lib.b2f_get_info(self._h, ctypes.byref(i)))
+        return i
+
+    @property
+    def nchunks(self):
+        return self.info().nchunks
+
+    def chunk(self, i):
+        return _sized(lib.b2f_get_chunk, self._h, ctypes.c_int64(i))
+
+    def chunk_raw(self, i):
+        return _sized(lib.b2f_get_chunk_raw, self._h, ctypes.c_int64(i))
+
+    def slice(self, start, stop):
+        n = (stop - start) * self.info().typesize
+        buf = ctypes.create_string_buffer(max(n, 1))
+        _check(lib.b2f_get_slice(self._h, ctypes.c_int64(start), ctypes.c_int64(stop), buf,
+                                 ctypes.c_size_t(n)))
+        return buf.raw[:n]
+
+    def append(self, data):
+        data = bytes(data)
+        n = ctypes.c_int64()
+        _check(lib.b2f_append(self._h, data, ctypes.c_size_t(len(data)), ctypes.byref(n)))
+        return n.value
+
+    def append_chunk(self, chunk):
+        chunk = bytes(chunk)
+        n = ctypes.c_int64()
+        _check(lib.b2f_append_chunk(self._h, chunk, ctypes.c_size_t(len(chunk)), ctypes.byref(n)))
+        return n.value
+
+    def insert(self, pos, data):
+        data = bytes(data)
+        _check(lib.b2f_insert(self._h, ctypes.c_int64(pos), data, ctypes.c_size_t(len(data))))
+
+    def update(self, i, data):
+        data = bytes(data)
+        _check(lib.b2f_update(self._h, ctypes.c_int64(i), data, ctypes.c_size_t(len(data))))
+
+    def delete(self, i):
+        _check(lib.b2f_delete(self._h, ctypes.c_int64(i)))
+
+    def reorder(self, order):
+        arr = (ctypes.c_int64 * len(order))(*order)
+        _check(lib.b2f_reorder(self._h, arr, ctypes.c_size_t(len(order))))
+
+    def fill_special(self, nitems, special):
+        _check(lib.b2f_fill_special(self._h, ctypes.c_int64(nitems), ctypes.c_int32(special)))
+
+    def to_buffer(self):
+        return _sized(lib.b2f_to_buffer, self._h)
+
+    def save(self, path, contiguous=True):
+        _check(lib.b2f_save(self._h, _path(path), ctypes.c_bool(contiguous)))
+
+    def meta(self, name):
+        return _sized(lib.b2f_meta_get, self._h, name.encode())
+
+    def meta_add(self, name, content):
+        content = bytes(content)
+        _check(lib.b2f_meta_add(self._h, name.encode(), content, ctypes.c_size_t(len(content))))
+
+    def meta_update(self, name, content):
+        content = bytes(content)
+        _check(lib.b2f_meta_update(self._h, name.encode(), content, ctypes.c_size_t(len(content))))
+
+    def meta_names(self):
+        n = ctypes.c_size_t()
+        _check(lib.b2f_meta_count(self._h, ctypes.byref(n)))
+        return [_sized(lib.b2f_meta_name, self._h, ctypes.c_size_t(i))[:-1].decode()
+                for i in range(n.value)]
+
+    def vlmeta(self, name):
+        return _sized(lib.b2f_vlmeta_get, self._h, name.encode())
+
+    def vlmeta_set(self, name, content):
+        content = bytes(content)
+        _check(lib.b2f_vlmeta_set(self._h, name.encode(), content, ctypes.c_size_t(len(content))))
+
+    def vlmeta_delete(self, name):
+        _check(lib.b2f_vlmeta_delete(self._h, name.encode()))
+
+    def vlmeta_names(self):
+        n = ctypes.c_size_t()
+        _check(lib.b2f_vlmeta_count(self._h, ctypes.byref(n)))
+        return [_sized(lib.b2f_vlmeta_name, self._h, ctypes.c_size_t(i))[:-1].decode()
+                for i in range(n.value)]
+
+
+lib.b2f_open_offset.argtypes = [ctypes.c_char_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_void_p]
+for _name in ["b2f_close", "b2f_get_info", "b2f_get_chunk", "b2f_get_chunk_raw", "b2f_get_slice",
+              "b2f_append", "b2f_append_chunk", "b2f_insert", "b2f_update", "b2f_delete",
+              "b2f_reorder", "b2f_fill_special", "b2f_to_buffer", "b2f_save", "b2f_meta_get",
+              "b2f_meta_add", "b2f_meta_update", "b2f_meta_count", "b2f_meta_name",
+              "b2f_vlmeta_get", "b2f_vlmeta_set", "b2f_vlmeta_delete", "b2f_vlmeta_count",
+              "b2f_vlmeta_name"]:
+    getattr(lib, _name).restype = ctypes.c_int32 if _name != "b2f_close" else None

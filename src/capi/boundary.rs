@@ -103,7 +103,6 @@ pub(crate) unsafe fn write_req<T>(ptr: *mut T, value: T, what: &str) -> Result<(
 ///
 /// # Safety
 /// `ptr` is NULL or points to a NUL-terminated string valid for `'a`.
-#[allow(dead_code)] // used by the frame API
 pub(crate) unsafe fn string<'a>(ptr: *const c_char, what: &str) -> Result<&'a str> {
     if ptr.is_null() {
         bail!(invalid, "{what} is NULL");
@@ -119,7 +118,6 @@ pub(crate) unsafe fn string<'a>(ptr: *const c_char, what: &str) -> Result<&'a st
 ///
 /// # Safety
 /// `dst`/`dst_len` as for [`output`]; `len_out` NULL or writable.
-#[allow(dead_code)] // used by the frame API
 pub(crate) unsafe fn copy_out(
     bytes: &[u8],
     dst: *mut u8,

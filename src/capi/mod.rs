@@ -17,11 +17,15 @@
 pub(crate) mod boundary;
 pub mod chunk;
 pub mod error;
+pub mod frame;
+pub mod meta;
 
 use std::ffi::c_char;
 
 pub use chunk::*;
 pub use error::*;
+pub use frame::*;
+pub use meta::*;
 
 /// The version of the library, e.g. "0.1.0" (static storage: never freed).
 ///

@@ -1,0 +1,235 @@
+//! Every chunk operation on every kind of frame, checked against a simple model after each
+//! step and after reopening.
+
+mod common;
+
+use std::path::Path;
+
+use b2frame::chunk::{CParams, SpecialValue};
+use b2frame::schunk::{CreateOptions, SChunk};
+
+const CHUNK: usize = 4000;
+
+fn opts(contiguous: bool, chunksize: i32) -> CreateOptions {
+    CreateOptions {
+        contiguous,
+        chunksize,
+        params: CParams {
+            typesize: 4,
+            codec: b2frame::codecs::LZ4,
+            ..CParams::default()
+        },
+        sync: false,
+    }
+}
+
+fn data(seed: u64, n: usize) -> Vec<u8> {
+    (0..n as u32 / 4)
+        .flat_map(|i| (i / 7 + seed as u32 * 1000).to_le_bytes())
+        .collect()
+}
+
+fn check(s: &SChunk, model: &[Vec<u8>], what: &str) {
+    assert_eq!(s.nchunks(), model.len(), "{what}: nchunks");
+    let total: usize = model.iter().map(|c| c.len()).sum();
+    assert_eq!(s.info().nbytes as usize, total, "{what}: nbytes");
+    for (i, want) in model.iter().enumerate() {
+        let got = s
+            .get_chunk_vec(i as i64)
+            .unwrap_or_else(|e| panic!("{what}: chunk {i}: {e}"));
+        assert!(got == *want, "{what}: chunk {i} differs");
+    }
+    if total > 0 && total % 4 == 0 {
+        let all: Vec<u8> = model.concat();
+        let mut out = vec![0u8; total];
+        if s.info().chunksize > 0 {
+            s.get_slice(0, (total / 4) as i64, &mut out).unwrap();
+            assert!(out == all, "{what}: slice");
+        }
+    }
+}
+
+fn run_ops(s: &SChunk, reopen: &dyn Fn() -> SChunk) {
+    let mut model: Vec<Vec<u8>> = Vec::new();
+    for k in 0..5 {
+        let d = data(k, CHUNK);
+        assert_eq!(s.append(&d).unwrap(), k as usize + 1);
+        model.push(d);
+    }
+    check(s, &model, "append");
+    let d = data(50, CHUNK);
+    s.insert(2, &d).unwrap();
+    model.insert(2, d);
+    check(s, &model, "insert");
+    let d = data(60, CHUNK);
+    s.update(0, &d).unwrap();
+    model[0] = d;
+    check(s, &model, "update");
+    s.delete(3).unwrap();
+    model.remove(3);
+    check(s, &model, "delete");
+    s.reorder(&[4, 0, 3, 1, 2]).unwrap();
+    model = [4, 0, 3, 1, 2].iter().map(|&i| model[i].clone()).collect();
+    check(s, &model, "reorder");
+    s.fill_special(2000, SpecialValue::Zero).unwrap();
+    model.push(vec![0; CHUNK]);
+    model.push(vec![0; CHUNK]);
+    check(s, &model, "fill_special");
+    // A zero chunk appended as data becomes an index-only special, like in c-blosc2.
+    s.append(&vec![0u8; CHUNK]).unwrap();
+    model.push(vec![0; CHUNK]);
+    // A short last chunk.
+    let d = data(70, 1000);
+    s.append(&d).unwrap();
+    model.push(d);
+    check(s, &model, "short last");
+    s.vlmeta_set("note", b"hello").unwrap();
+    s.vlmeta_set("other", &[7u8; 300]).unwrap();
+    s.vlmeta_set("note", b"hello again").unwrap();
+    s.vlmeta_delete("other").unwrap();
+    assert_eq!(s.vlmeta_get("note", 1000).unwrap(), b"hello again");
+    assert_eq!(s.vlmeta_names(), vec!["note".to_string()]);
+    check(s, &model, "vlmeta");
+    // Appending after a short chunk switches the frame to variable-length chunks.
+    let d = data(80, CHUNK);
+    s.append(&d).unwrap();
+    model.push(d);
+    check(s, &model, "variable");
+    assert_eq!(s.info().chunksize, 0);
+    let r = reopen();
+    check(&r, &model, "reopened");
+    assert_eq!(r.vlmeta_get("note", 1000).unwrap(), b"hello again");
+    // A copy as a buffer, and saved both ways.
+    let buf = s.to_buffer().unwrap();
+    check(&SChunk::open_buffer(buf).unwrap(), &model, "to_buffer");
+    let dir = tempdir("save");
+    s.save(&dir.join("c.b2frame"), true).unwrap();
+    check(
+        &SChunk::open(&dir.join("c.b2frame"), false).unwrap(),
+        &model,
+        "saved contiguous",
+    );
+    s.save(&dir.join("s.b2frame"), false).unwrap();
+    check(
+        &SChunk::open(&dir.join("s.b2frame"), false).unwrap(),
+        &model,
+        "saved sparse",
+    );
+    // Delete everything.
+    for _ in 0..model.len() {
+        s.delete(0).unwrap();
+    }
+    model.clear();
+    check(s, &model, "emptied");
+    check(&reopen(), &model, "emptied, reopened");
+    assert_eq!(reopen().vlmeta_get("note", 1000).unwrap(), b"hello again");
+}
+
+pub fn tempdir(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "b2f-test-{tag}-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn contiguous_file() {
+    let dir = tempdir("cframe");
+    let path = dir.join("f.b2frame");
+    let s = SChunk::create(Some(&path), &opts(true, CHUNK as i32)).unwrap();
+    s.meta_add("m", b"\x93\x01\x02\x03").unwrap();
+    run_ops(&s, &|| SChunk::open(&path, false).unwrap());
+    assert_eq!(
+        SChunk::open(&path, false).unwrap().meta_get("m").unwrap(),
+        b"\x93\x01\x02\x03"
+    );
+}
+
+#[test]
+fn sparse_directory() {
+    let dir = tempdir("sframe");
+    let path = dir.join("s.b2frame");
+    let s = SChunk::create(Some(&path), &opts(false, CHUNK as i32)).unwrap();
+    run_ops(&s, &|| SChunk::open(&path, false).unwrap());
+    // Only the chunk files the index names are left.
+    let files = std::fs::read_dir(&path).unwrap().count();
+    assert_eq!(files, 1, "leftover chunk files in {}", path.display());
+}
+
+#[test]
+fn memory() {
+    let s = SChunk::create(None, &opts(true, CHUNK as i32)).unwrap();
+    let snapshot = std::cell::RefCell::new(None::<Vec<u8>>);
+    let _ = &snapshot;
+    run_ops(&s, &|| SChunk::open_buffer(s.to_buffer().unwrap()).unwrap());
+}
+
+#[test]
+fn metalayer_rules() {
+    let s = SChunk::create(None, &opts(true, CHUNK as i32)).unwrap();
+    for i in 0..16 {
+        s.meta_add(&format!("m{i}"), &[i as u8; 10]).unwrap();
+    }
+    assert!(s.meta_add("m16", b"x").is_err(), "17th metalayer accepted");
+    assert!(
+        s.meta_add(&"n".repeat(32), b"x").is_err(),
+        "32-byte name accepted"
+    );
+    s.meta_update("m3", &[9u8; 4]).unwrap();
+    assert_eq!(s.meta_get("m3").unwrap(), [9, 9, 9, 9, 3, 3, 3, 3, 3, 3]);
+    assert!(
+        s.meta_update("m3", &[1u8; 11]).is_err(),
+        "growing update accepted"
+    );
+    s.append(&data(1, CHUNK)).unwrap();
+    let s2 = SChunk::create(None, &opts(true, CHUNK as i32)).unwrap();
+    s2.append(&data(1, CHUNK)).unwrap();
+    assert!(
+        s2.meta_add("late", b"x").is_err(),
+        "metalayer added after data"
+    );
+    assert!(matches!(
+        s.meta_get("nope"),
+        Err(b2frame::Error::NotFound(_))
+    ));
+}
+
+#[test]
+fn many_vlmetalayers() {
+    let s = SChunk::create(None, &opts(true, CHUNK as i32)).unwrap();
+    for i in 0..40 {
+        s.vlmeta_set(&format!("v{i}"), format!("value {i}").as_bytes())
+            .unwrap();
+    }
+    let r = SChunk::open_buffer(s.to_buffer().unwrap()).unwrap();
+    assert_eq!(r.vlmeta_names().len(), 40);
+    assert_eq!(r.vlmeta_get("v39", 100).unwrap(), b"value 39");
+}
+
+#[test]
+fn variable_chunks_from_the_start() {
+    let s = SChunk::create(None, &opts(true, 0)).unwrap();
+    let mut model = Vec::new();
+    for (k, n) in [100usize, 4000, 12, 7000, 0, 33].iter().enumerate() {
+        let d = data(k as u64, *n);
+        s.append(&d).unwrap();
+        model.push(d);
+    }
+    s.append(&vec![0u8; 500]).unwrap();
+    model.push(vec![0; 500]);
+    check(&s, &model, "variable");
+    check(
+        &SChunk::open_buffer(s.to_buffer().unwrap()).unwrap(),
+        &model,
+        "variable buffer",
+    );
+}
+
+#[allow(dead_code)]
+fn exists(p: &Path) -> bool {
+    p.exists()
+}

@@ -1,0 +1,146 @@
+"""Frames both ways between b2frame and c-blosc2 (python-blosc2 4.14.1).
+
+Frames written here, after every kind of chunk operation, are read by python-blosc2
+(`blosc2.open`, `decompress_chunk`, `meta`, `vlmeta`) with identical content; frames
+python-blosc2 writes with the same operations read here identically.
+"""
+
+import os
+
+import blosc2
+import msgpack
+import numpy as np
+import pytest
+
+import b2frame
+
+CHUNK = 8000  # bytes per chunk (2000 int32 items)
+
+
+def chunk_data(k, n=CHUNK):
+    return (np.arange(n // 4, dtype="<i4") // 3 + k * 1000).tobytes()
+
+
+def build_ours(path, contiguous, codec, filters):
+    """Writes a frame here with every operation; returns the expected chunks, metas, vlmetas."""
+    f = b2frame.Frame.create(path, contiguous=contiguous, chunksize=CHUNK, typesize=4,
+                             codec=codec, clevel=5, filters=filters)
+    metas = {"numpy": msgpack.packb({"dtype": "<i4"}), "counter": msgpack.packb(12345)}
+    for name, content in metas.items():
+        f.meta_add(name, content)
+    model = []
+    for k in range(6):
+        f.append(chunk_data(k))
+        model.append(chunk_data(k))
+    f.insert(1, chunk_data(50))
+    model.insert(1, chunk_data(50))
+    f.update(3, chunk_data(60))
+    model[3] = chunk_data(60)
+    f.delete(5)
+    model.pop(5)
+    order = [5, 0, 4, 1, 3, 2]
+    f.reorder(order)
+    model = [model[i] for i in order]
+    f.fill_special(CHUNK // 4 * 2, b2frame.SPECIAL_ZERO)
+    model += [bytes(CHUNK)] * 2
+    f.append(bytes(CHUNK))  # a zero chunk: index-only
+    model.append(bytes(CHUNK))
+    f.meta_update("counter", msgpack.packb(54321))
+    metas["counter"] = msgpack.packb(54321)
+    vlmetas = {"author": msgpack.packb("b2frame"), "nested": msgpack.packb({"a": [1, 2.5, None]}),
+               "blob": msgpack.packb(bytes(range(256)) * 3)}
+    for name, content in vlmetas.items():
+        f.vlmeta_set(name, content)
+    f.vlmeta_set("author", msgpack.packb("b2frame again"))
+    vlmetas["author"] = msgpack.packb("b2frame again")
+    f.vlmeta_set("gone", b"\xc0")
+    f.vlmeta_delete("gone")
+    return f, model, metas, vlmetas
+
+
+@pytest.mark.parametrize("contiguous", [True, False])
+@pytest.mark.parametrize("codec,filters", [(b2frame.CODEC_ZSTD, [b2frame.FILTER_SHUFFLE]),
+                                           (b2frame.CODEC_BLOSCLZ, [b2frame.FILTER_BITSHUFFLE]),
+                                           (b2frame.CODEC_LZ4, [b2frame.FILTER_DELTA, b2frame.FILTER_SHUFFLE])])
+def test_our_frames_read_in_c_blosc2(tmp_path, contiguous, codec, filters):
+    path = tmp_path / "ours.b2frame"
+    f, model, metas, vlmetas = build_ours(path, contiguous, codec, filters)
+    f.close()
+    s = blosc2.open(str(path))
+    assert s.nchunks == len(model)
+    assert s.nbytes == sum(len(c) for c in model)
+    for i, want in enumerate(model):
+        assert s.decompress_chunk(i) == want, i
+    for name, content in metas.items():
+        assert s.meta[name] == msgpack.unpackb(content)
+    assert set(s.vlmeta.getall().keys()) == set(vlmetas)
+    for name, content in vlmetas.items():
+        assert s.vlmeta[name] == msgpack.unpackb(content)
+    # And c-blosc2 can keep writing to it.
+    s = blosc2.open(str(path), mode="a")
+    s.append_data(chunk_data(99))
+    assert s.decompress_chunk(s.nchunks - 1) == chunk_data(99)
+    # Which we read back.
+    g = b2frame.Frame.open(path)
+    assert g.nchunks == len(model) + 1
+    assert g.chunk(len(model)) == chunk_data(99)
+
+
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_in_memory_frames_read_in_c_blosc2(contiguous, tmp_path):
+    f, model, _, vlmetas = build_ours(None, True, b2frame.CODEC_ZSTD, [b2frame.FILTER_SHUFFLE])
+    buf = f.to_buffer()
+    s = blosc2.schunk_from_cframe(buf, copy=True)
+    assert [s.decompress_chunk(i) for i in range(s.nchunks)] == model
+    path = tmp_path / "saved.b2frame"
+    f.save(path, contiguous=contiguous)
+    s = blosc2.open(str(path))
+    assert [s.decompress_chunk(i) for i in range(s.nchunks)] == model
+    assert s.vlmeta["blob"] == msgpack.unpackb(vlmetas["blob"])
+
+
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_c_blosc2_frames_with_every_operation_read_here(tmp_path, contiguous):
+    path = tmp_path / "theirs.b2frame"
+    s = blosc2.SChunk(chunksize=CHUNK, urlpath=str(path), contiguous=contiguous, mode="w",
+                      cparams={"typesize": 4, "codec": blosc2.Codec.ZSTD},
+                      meta={"numpy": {"dtype": "<i4"}})
+    model = []
+    for k in range(6):
+        s.append_data(chunk_data(k))
+        model.append(chunk_data(k))
+    s.insert_data(2, chunk_data(40), copy=False)
+    model.insert(2, chunk_data(40))
+    s.update_data(0, chunk_data(41), copy=False)
+    model[0] = chunk_data(41)
+    s.delete_chunk(4)
+    model.pop(4)
+    s.vlmeta["who"] = "python"
+    s.vlmeta["n"] = [1, 2, 3]
+    del s
+    f = b2frame.Frame.open(path)
+    assert f.nchunks == len(model)
+    for i, want in enumerate(model):
+        assert f.chunk(i) == want, i
+    assert msgpack.unpackb(f.meta("numpy")) == {"dtype": "<i4"}
+    assert msgpack.unpackb(f.vlmeta("who")) == "python"
+    assert msgpack.unpackb(f.vlmeta("n")) == [1, 2, 3]
+    # Our writes on their frame, read back by them.
+    g = b2frame.Frame.open(path, mode=b2frame.READ | b2frame.WRITE)
+    g.append(chunk_data(77))
+    g.vlmeta_set("who", msgpack.packb("both"))
+    g.close()
+    s = blosc2.open(str(path))
+    assert s.decompress_chunk(len(model)) == chunk_data(77)
+    assert s.vlmeta["who"] == "both"
+
+
+def test_read_only_handles_refuse_writes(tmp_path):
+    path = tmp_path / "ro.b2frame"
+    f = b2frame.Frame.create(path, chunksize=CHUNK, typesize=4)
+    f.append(chunk_data(1))
+    f.close()
+    g = b2frame.Frame.open(path)
+    with pytest.raises(b2frame.Error) as e:
+        g.append(chunk_data(2))
+    assert e.value.status == b2frame.ERR_READ_ONLY
