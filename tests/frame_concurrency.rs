@@ -1,0 +1,87 @@
+//! One handle shared by many threads: readers on every core read chunks while a writer
+//! appends, updates and writes vlmetalayers; every read is checked.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use b2frame::chunk::CParams;
+use b2frame::schunk::{CreateOptions, SChunk};
+
+const CHUNK: usize = 16_000;
+
+/// Chunk contents are a function of (index, version) so readers can check what they get.
+fn data(i: usize, version: u32) -> Vec<u8> {
+    (0..CHUNK as u32 / 4)
+        .flat_map(|k| (k / 9 + i as u32 * 1000 + version * 1_000_000).to_le_bytes())
+        .collect()
+}
+
+fn version_of(chunk: &[u8], i: usize) -> Option<u32> {
+    let first = u32::from_le_bytes(chunk[..4].try_into().unwrap());
+    let v = (first - i as u32 * 1000) / 1_000_000;
+    (data(i, v) == chunk).then_some(v)
+}
+
+fn run(path: Option<&std::path::Path>, contiguous: bool) {
+    let opts = CreateOptions {
+        contiguous,
+        chunksize: CHUNK as i32,
+        params: CParams {
+            typesize: 4,
+            nthreads: 1,
+            ..CParams::default()
+        },
+        sync: false,
+    };
+    let s = Arc::new(SChunk::create(path, &opts).unwrap());
+    for i in 0..8 {
+        s.append(&data(i, 0)).unwrap();
+    }
+    let done = Arc::new(AtomicBool::new(false));
+    let reads = Arc::new(AtomicUsize::new(0));
+    let readers: Vec<_> = (0..std::thread::available_parallelism().map_or(2, |n| n.get()).max(2))
+        .map(|t| {
+            let (s, done, reads) = (Arc::clone(&s), Arc::clone(&done), Arc::clone(&reads));
+            std::thread::spawn(move || {
+                let mut k = t;
+                while !done.load(Ordering::Relaxed) {
+                    let n = s.nchunks();
+                    let i = k % n;
+                    k = k.wrapping_mul(31).wrapping_add(7);
+                    let c = s.get_chunk_vec(i as i64).unwrap();
+                    assert!(version_of(&c, i).is_some(), "chunk {i} read garbage");
+                    if let Ok(v) = s.vlmeta_get("count", 64) {
+                        assert!(v.len() == 8);
+                    }
+                    reads.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    for round in 0..200u32 {
+        let n = s.nchunks();
+        s.append(&data(n, 0)).unwrap();
+        s.update((round as usize * 7 % n) as i64, &data(round as usize * 7 % n, round + 1)).unwrap();
+        s.vlmeta_set("count", &u64::from(round).to_le_bytes()).unwrap();
+    }
+    done.store(true, Ordering::Relaxed);
+    for r in readers {
+        r.join().unwrap();
+    }
+    assert!(reads.load(Ordering::Relaxed) > 100, "readers barely ran");
+    assert_eq!(s.nchunks(), 208);
+}
+
+#[test]
+fn readers_and_a_writer_on_a_file() {
+    let dir = std::env::temp_dir().join(format!("b2f-conc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    run(Some(&dir.join("c.b2frame")), true);
+    run(Some(&dir.join("s.b2frame")), false);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn readers_and_a_writer_in_memory() {
+    run(None, true);
+}
