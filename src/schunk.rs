@@ -354,8 +354,21 @@ impl SChunk {
 
     /// Compresses `data` with the frame's parameters and appends it; returns the new chunk count.
     pub fn append(&self, data: &[u8]) -> Result<usize> {
+        self.check_fits(data.len())?;
         let chunk = self.ctx.compress_to_vec(data)?;
         self.append_chunk(&chunk)
+    }
+
+    /// Refuses, before compressing, data larger than a fixed chunksize.
+    fn check_fits(&self, len: usize) -> Result<()> {
+        let cs = self.read().header.chunksize;
+        if cs > 0 && len > cs as usize {
+            bail!(
+                invalid,
+                "{len} bytes are more than the frame's chunksize ({cs}); create the frame with chunksize 0 for variable-length chunks"
+            );
+        }
+        Ok(())
     }
 
     /// Appends an existing chunk (validated first); returns the new chunk count.
@@ -368,6 +381,7 @@ impl SChunk {
 
     /// Compresses `data` and inserts it at position `pos` (0..=nchunks).
     pub fn insert(&self, pos: i64, data: &[u8]) -> Result<usize> {
+        self.check_fits(data.len())?;
         let chunk = self.ctx.compress_to_vec(data)?;
         self.insert_chunk(pos, &chunk)
     }
@@ -388,6 +402,7 @@ impl SChunk {
 
     /// Compresses `data` and replaces chunk `i` with it.
     pub fn update(&self, i: i64, data: &[u8]) -> Result<()> {
+        self.check_fits(data.len())?;
         let chunk = self.ctx.compress_to_vec(data)?;
         self.update_chunk(i, &chunk)
     }

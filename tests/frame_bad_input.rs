@@ -22,7 +22,9 @@ fn base() -> Vec<u8> {
     .unwrap();
     s.meta_add("meta", b"\x93\x01\x02\x03").unwrap();
     for k in 0..3u32 {
-        let d: Vec<u8> = (0..1000u32).flat_map(|i| (i * k + i / 3).to_le_bytes()).collect();
+        let d: Vec<u8> = (0..1000u32)
+            .flat_map(|i| (i * k + i / 3).to_le_bytes())
+            .collect();
         s.append(&d).unwrap();
     }
     s.vlmeta_set("vl", b"some value").unwrap();
@@ -78,7 +80,11 @@ fn wrong_magic() {
     let mut b = base();
     b[3] = b'X';
     expect_err(open(b).map(|_| ()), format, "magic");
-    expect_err(open(b"hello".to_vec()).map(|_| ()), format, "shorter than a frame header");
+    expect_err(
+        open(b"hello".to_vec()).map(|_| ()),
+        format,
+        "shorter than a frame header",
+    );
 }
 
 #[test]
@@ -96,12 +102,21 @@ fn header_len_and_frame_len_inconsistent_with_the_buffer() {
     let mut x = b.clone();
     x[16..24].copy_from_slice(&(b.len() as u64 - 1).to_be_bytes());
     expect_err(open(x).map(|_| ()), corrupt, "frame");
-    expect_err(open(b[..b.len() - 1].to_vec()).map(|_| ()), corrupt, "frame_len");
+    expect_err(
+        open(b[..b.len() - 1].to_vec()).map(|_| ()),
+        corrupt,
+        "frame_len",
+    );
 }
 
 #[test]
 fn fields_of_the_wrong_msgpack_type() {
-    for (at, what) in [(29usize, "nbytes"), (47, "typesize"), (62, "threads"), (69, "filter pipeline")] {
+    for (at, what) in [
+        (29usize, "nbytes"),
+        (47, "typesize"),
+        (62, "threads"),
+        (69, "filter pipeline"),
+    ] {
         let mut x = base();
         x[at] = 0xC0;
         expect_err(open(x).map(|_| ()), format, what);
@@ -226,12 +241,28 @@ fn with_offsets(b: &[u8], offsets: &[i64]) -> Vec<u8> {
 fn offsets_past_the_end_or_into_the_header() {
     let b = base();
     let cbytes = be64(&b, 39) as i64;
-    expect_err(open(with_offsets(&b, &[0, cbytes, 10])).map(|_| ()), corrupt, "past the end of the data");
-    expect_err(open(with_offsets(&b, &[0, i64::MAX, 10])).map(|_| ()), corrupt, "past the end");
+    expect_err(
+        open(with_offsets(&b, &[0, cbytes, 10])).map(|_| ()),
+        corrupt,
+        "past the end of the data",
+    );
+    expect_err(
+        open(with_offsets(&b, &[0, i64::MAX, 10])).map(|_| ()),
+        corrupt,
+        "past the end",
+    );
     // An offset landing inside another chunk reads garbage, which the chunk check catches.
-    expect_err(open_and_read(with_offsets(&b, &[0, 7, 10])), corrupt_or_format, "chunk 1");
+    expect_err(
+        open_and_read(with_offsets(&b, &[0, 7, 10])),
+        corrupt_or_format,
+        "chunk 1",
+    );
     // An unknown special kind.
-    expect_err(open(with_offsets(&b, &[0, (0x83u64 << 56) as i64, 10])).map(|_| ()), corrupt, "special kind");
+    expect_err(
+        open(with_offsets(&b, &[0, (0x83u64 << 56) as i64, 10])).map(|_| ()),
+        corrupt,
+        "special kind",
+    );
 }
 
 #[test]
@@ -278,9 +309,15 @@ fn chunk_index_out_of_range() {
         }
     }
     assert!(matches!(s.delete(5), Err(Error::InvalidArgument(_))));
-    assert!(matches!(s.insert(9, b"1234"), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        s.insert(9, b"1234"),
+        Err(Error::InvalidArgument(_))
+    ));
     assert!(matches!(s.reorder(&[0, 1]), Err(Error::InvalidArgument(_))));
-    assert!(matches!(s.reorder(&[0, 0, 1]), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        s.reorder(&[0, 0, 1]),
+        Err(Error::InvalidArgument(_))
+    ));
 }
 
 #[test]

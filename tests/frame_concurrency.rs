@@ -39,7 +39,9 @@ fn run(path: Option<&std::path::Path>, contiguous: bool) {
     }
     let done = Arc::new(AtomicBool::new(false));
     let reads = Arc::new(AtomicUsize::new(0));
-    let readers: Vec<_> = (0..std::thread::available_parallelism().map_or(2, |n| n.get()).max(2))
+    let readers: Vec<_> = (0..std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .max(2))
         .map(|t| {
             let (s, done, reads) = (Arc::clone(&s), Arc::clone(&done), Arc::clone(&reads));
             std::thread::spawn(move || {
@@ -61,8 +63,13 @@ fn run(path: Option<&std::path::Path>, contiguous: bool) {
     for round in 0..200u32 {
         let n = s.nchunks();
         s.append(&data(n, 0)).unwrap();
-        s.update((round as usize * 7 % n) as i64, &data(round as usize * 7 % n, round + 1)).unwrap();
-        s.vlmeta_set("count", &u64::from(round).to_le_bytes()).unwrap();
+        s.update(
+            (round as usize * 7 % n) as i64,
+            &data(round as usize * 7 % n, round + 1),
+        )
+        .unwrap();
+        s.vlmeta_set("count", &u64::from(round).to_le_bytes())
+            .unwrap();
     }
     done.store(true, Ordering::Relaxed);
     for r in readers {

@@ -16,7 +16,9 @@ use b2frame::schunk::{CreateOptions, SChunk};
 const CHUNK: usize = 4000;
 
 fn data(k: u32) -> Vec<u8> {
-    (0..CHUNK as u32 / 4).flat_map(|i| (i / 5 + k * 100).to_le_bytes()).collect()
+    (0..CHUNK as u32 / 4)
+        .flat_map(|i| (i / 5 + k * 100).to_le_bytes())
+        .collect()
 }
 
 /// The state a frame is in: its chunks and vlmetalayers.
@@ -111,7 +113,10 @@ fn options(contiguous: bool) -> CreateOptions {
 fn read_state(path: &Path) -> State {
     let s = SChunk::open(path, false).unwrap_or_else(|e| panic!("frame no longer opens: {e}"));
     let chunks = (0..s.nchunks() as i64)
-        .map(|i| s.get_chunk_vec(i).unwrap_or_else(|e| panic!("chunk {i}: {e}")))
+        .map(|i| {
+            s.get_chunk_vec(i)
+                .unwrap_or_else(|e| panic!("chunk {i}: {e}"))
+        })
         .collect();
     let vlmeta = s
         .vlmeta_names()
@@ -127,14 +132,21 @@ fn read_state(path: &Path) -> State {
 /// The child: open the frame and run the operations, logging each one that returned.
 #[test]
 fn crash_writer_child() {
-    let (Ok(path), Ok(log)) = (std::env::var("B2F_CRASH_WRITER"), std::env::var("B2F_CRASH_LOG")) else {
+    let (Ok(path), Ok(log)) = (
+        std::env::var("B2F_CRASH_WRITER"),
+        std::env::var("B2F_CRASH_LOG"),
+    ) else {
         return; // not the child
     };
     let s = SChunk::open(Path::new(&path), true).unwrap();
     let mut m = initial_state();
     for (k, op) in ops().into_iter().enumerate() {
         op(&s, &mut m);
-        let mut line = std::fs::OpenOptions::new().append(true).create(true).open(&log).unwrap();
+        let mut line = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&log)
+            .unwrap();
         std::io::Write::write_all(&mut line, format!("{}\n", k + 1).as_bytes()).unwrap();
     }
 }
@@ -171,16 +183,34 @@ fn kill_at_every_write(contiguous: bool) {
         let log = dir.join(format!("run{k}.log"));
         copy_tree(&pristine, &path);
         let out = Command::new("strace")
-            .args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=write,pwrite64,pwritev,ftruncate"])
+            .args([
+                "-f",
+                "-qq",
+                "-o",
+                "/dev/null",
+                "-e",
+                "trace=write,pwrite64,pwritev,ftruncate",
+            ])
             .arg("-e")
-            .arg(format!("inject=write,pwrite64,pwritev,ftruncate:signal=KILL:when={k}"))
+            .arg(format!(
+                "inject=write,pwrite64,pwritev,ftruncate:signal=KILL:when={k}"
+            ))
             .arg(&exe)
-            .args(["--exact", "crash_writer_child", "--test-threads=1", "--nocapture", "-q"])
+            .args([
+                "--exact",
+                "crash_writer_child",
+                "--test-threads=1",
+                "--nocapture",
+                "-q",
+            ])
             .env("B2F_CRASH_WRITER", &path)
             .env("B2F_CRASH_LOG", &log)
             .output()
             .expect("run strace (is it installed?)");
-        let logged = std::fs::read_to_string(&log).unwrap_or_default().lines().count();
+        let logged = std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .count();
         let state = read_state(&path);
         // The frame is in the state after the last logged call, or after the next one if
         // that call had committed before the kill.
@@ -192,7 +222,11 @@ fn kill_at_every_write(contiguous: bool) {
             state.vlmeta.len()
         );
         if out.status.success() {
-            assert_eq!(logged, all.len() - 1, "the writer finished without running every operation");
+            assert_eq!(
+                logged,
+                all.len() - 1,
+                "the writer finished without running every operation"
+            );
             assert_eq!(state, *all.last().unwrap());
             completed = true;
             break;
@@ -202,7 +236,10 @@ fn kill_at_every_write(contiguous: bool) {
         let _ = std::fs::remove_file(&path);
     }
     assert!(completed, "the writer never ran to completion");
-    eprintln!("{} frame: killed at {kills} write points, then ran to completion", if contiguous { "contiguous" } else { "sparse" });
+    eprintln!(
+        "{} frame: killed at {kills} write points, then ran to completion",
+        if contiguous { "contiguous" } else { "sparse" }
+    );
     assert!(kills > 10, "only {kills} kill points");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -5,12 +5,23 @@ use b2frame::chunk::{CParams, Context};
 use b2frame::schunk::SChunk;
 
 fn chunk_data(k: u32, n: usize) -> Vec<u8> {
-    (0..n as u32 / 4).flat_map(|i| (i / 3 + k).to_le_bytes()).collect()
+    (0..n as u32 / 4)
+        .flat_map(|i| (i / 3 + k).to_le_bytes())
+        .collect()
 }
 
 /// Builds a legacy frame: header (11 or 12 elements), chunks, index of `offset_size` bytes.
-fn legacy_frame(chunks: &[Vec<u8>], chunksize: i32, offset_size: usize, metas: &[(&str, &[u8])]) -> Vec<u8> {
-    let ctx = Context::new(CParams { typesize: 4, ..CParams::default() }).unwrap();
+fn legacy_frame(
+    chunks: &[Vec<u8>],
+    chunksize: i32,
+    offset_size: usize,
+    metas: &[(&str, &[u8])],
+) -> Vec<u8> {
+    let ctx = Context::new(CParams {
+        typesize: 4,
+        ..CParams::default()
+    })
+    .unwrap();
     let mut body = Vec::new();
     let mut offsets = Vec::new();
     for c in chunks {
@@ -21,19 +32,32 @@ fn legacy_frame(chunks: &[Vec<u8>], chunksize: i32, offset_size: usize, metas: &
         .iter()
         .flat_map(|&o| o.to_le_bytes()[..offset_size].to_vec())
         .collect();
-    let index = Context::new(CParams { typesize: offset_size, ..CParams::default() })
-        .unwrap()
-        .compress_to_vec(&raw)
-        .unwrap();
+    let index = Context::new(CParams {
+        typesize: offset_size,
+        ..CParams::default()
+    })
+    .unwrap()
+    .compress_to_vec(&raw)
+    .unwrap();
     let mut h = vec![if metas.is_empty() { 0x9B } else { 0x9C }, 0xA8];
     h.extend_from_slice(b"b2frame\0");
     h.push(0xD2);
     h.extend_from_slice(&[0; 4]); // header_size, later
     h.push(0xCF);
     h.extend_from_slice(&[0; 8]); // frame_size, later
-    let offbits = match offset_size { 2 => 0u8, 4 => 1, _ => 2 };
+    let offbits = match offset_size {
+        2 => 0u8,
+        4 => 1,
+        _ => 2,
+    };
     let variable = if chunksize == 0 { 0x40 } else { 0 };
-    h.extend_from_slice(&[0xA4, 0x01 | (2 << 2) | (offbits << 4) | variable, 0x06, 0x50, 0]);
+    h.extend_from_slice(&[
+        0xA4,
+        0x01 | (2 << 2) | (offbits << 4) | variable,
+        0x06,
+        0x50,
+        0,
+    ]);
     let nbytes: i64 = chunks.iter().map(|c| c.len() as i64).sum();
     h.push(0xD3);
     h.extend_from_slice(&nbytes.to_be_bytes());
@@ -81,27 +105,49 @@ fn legacy_frame(chunks: &[Vec<u8>], chunksize: i32, offset_size: usize, metas: &
 
 #[test]
 fn legacy_frames_of_every_offset_size_read() {
-    let chunks: Vec<Vec<u8>> = (0..5).map(|k| chunk_data(k, 2000)).chain([chunk_data(9, 800)]).collect();
+    let chunks: Vec<Vec<u8>> = (0..5)
+        .map(|k| chunk_data(k, 2000))
+        .chain([chunk_data(9, 800)])
+        .collect();
     for offset_size in [2, 4, 8] {
-        for metas in [vec![], vec![("caterva", &b"\x95\x00\x01"[..]), ("user", &b"\xa3abc"[..])]] {
+        for metas in [
+            vec![],
+            vec![("caterva", &b"\x95\x00\x01"[..]), ("user", &b"\xa3abc"[..])],
+        ] {
             let f = legacy_frame(&chunks, 2000, offset_size, &metas);
             let s = SChunk::open_buffer(f.clone()).unwrap();
             assert_eq!(s.nchunks(), chunks.len());
             for (i, c) in chunks.iter().enumerate() {
-                assert_eq!(&s.get_chunk_vec(i as i64).unwrap(), c, "offsets {offset_size}: chunk {i}");
+                assert_eq!(
+                    &s.get_chunk_vec(i as i64).unwrap(),
+                    c,
+                    "offsets {offset_size}: chunk {i}"
+                );
             }
             for (name, content) in &metas {
                 assert_eq!(s.meta_get(name).unwrap(), *content);
             }
-            assert!(matches!(s.append(&chunk_data(1, 2000)), Err(b2frame::Error::ReadOnly(_))));
+            assert!(matches!(
+                s.append(&chunk_data(1, 2000)),
+                Err(b2frame::Error::ReadOnly(_))
+            ));
             // Converting it gives a current frame.
             let modern = SChunk::open_buffer(s.to_buffer().unwrap()).unwrap();
             assert_eq!(modern.get_chunk_vec(5).unwrap(), chunks[5]);
             assert_eq!(modern.info().format_version, 2);
             // From a file too.
-            let path = std::env::temp_dir().join(format!("b2f-legacy-{}-{offset_size}.b2frame", std::process::id()));
+            let path = std::env::temp_dir().join(format!(
+                "b2f-legacy-{}-{offset_size}.b2frame",
+                std::process::id()
+            ));
             std::fs::write(&path, &f).unwrap();
-            assert_eq!(SChunk::open(&path, false).unwrap().get_chunk_vec(2).unwrap(), chunks[2]);
+            assert_eq!(
+                SChunk::open(&path, false)
+                    .unwrap()
+                    .get_chunk_vec(2)
+                    .unwrap(),
+                chunks[2]
+            );
             let _ = std::fs::remove_file(&path);
         }
     }
@@ -109,7 +155,11 @@ fn legacy_frames_of_every_offset_size_read() {
 
 #[test]
 fn legacy_frames_with_variable_chunks() {
-    let chunks: Vec<Vec<u8>> = [400usize, 1200, 80, 2000].iter().enumerate().map(|(k, &n)| chunk_data(k as u32, n)).collect();
+    let chunks: Vec<Vec<u8>> = [400usize, 1200, 80, 2000]
+        .iter()
+        .enumerate()
+        .map(|(k, &n)| chunk_data(k as u32, n))
+        .collect();
     let s = SChunk::open_buffer(legacy_frame(&chunks, 0, 4, &[])).unwrap();
     assert_eq!(s.nchunks(), 4);
     for (i, c) in chunks.iter().enumerate() {

@@ -136,6 +136,9 @@ pub unsafe extern "C" fn b2f_open_offset(
     frame_out: *mut *mut b2f_frame,
 ) -> b2f_status {
     guard("b2f_open", || {
+        if frame_out.is_null() {
+            bail!(invalid, "frame_out is NULL");
+        }
         // SAFETY: per the contract.
         let path = unsafe { string(urlpath, "urlpath") }?;
         let writable = parse_mode(mode)?;
@@ -162,6 +165,9 @@ pub unsafe extern "C" fn b2f_open_buffer(
     frame_out: *mut *mut b2f_frame,
 ) -> b2f_status {
     guard("b2f_open_buffer", || {
+        if frame_out.is_null() {
+            bail!(invalid, "frame_out is NULL");
+        }
         // SAFETY: per the contract.
         let bytes = unsafe { input(buf.cast(), len, "buf") }?;
         let writable = parse_mode(mode)?;
@@ -188,6 +194,9 @@ pub unsafe extern "C" fn b2f_create(
     frame_out: *mut *mut b2f_frame,
 ) -> b2f_status {
     guard("b2f_create", || {
+        if frame_out.is_null() {
+            bail!(invalid, "frame_out is NULL");
+        }
         // SAFETY: per the contract.
         let storage = unsafe { read_storage(s) }?;
         let path = if urlpath.is_null() {
@@ -332,14 +341,14 @@ pub unsafe extern "C" fn b2f_get_chunk(
         if dst.is_null() && dst_len == 0 {
             return Ok(());
         }
+        // SAFETY: per the contract.
+        let out = unsafe { output(dst.cast(), dst_len, "dst") }?;
         if dst_len < n {
             return Err(Error::BufferTooSmall {
                 needed: n,
                 given: dst_len,
             });
         }
-        // SAFETY: per the contract.
-        let out = unsafe { output(dst.cast(), dst_len, "dst") }?;
         s.get_chunk(nchunk, out)?;
         Ok(())
     })

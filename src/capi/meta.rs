@@ -165,14 +165,14 @@ pub unsafe extern "C" fn b2f_vlmeta_get(
         if dst.is_null() && dst_len == 0 {
             return Ok(());
         }
+        // SAFETY: per the contract.
+        let out = unsafe { output(dst.cast(), dst_len, "dst") }?;
         if dst_len < n {
             return Err(Error::BufferTooSmall {
                 needed: n,
                 given: dst_len,
             });
         }
-        // SAFETY: per the contract.
-        let out = unsafe { output(dst.cast(), dst_len, "dst") }?;
         let content = s.vlmeta_get(name, n)?;
         out[..content.len()].copy_from_slice(&content);
         Ok(())

@@ -64,7 +64,11 @@ pub fn parse(store: Store, avail: u64) -> Result<Frame> {
     let nthreads_d = i16::from_be_bytes(be(&start, 61));
     drop(start);
     if (gflags >> 2) & 3 != 2 {
-        bail!(format, "legacy frame header: frame type {} is not a frame (2)", (gflags >> 2) & 3);
+        bail!(
+            format,
+            "legacy frame header: frame type {} is not a frame (2)",
+            (gflags >> 2) & 3
+        );
     }
     let offset_size = match (gflags >> 4) & 3 {
         0 => 2,
@@ -84,10 +88,16 @@ pub fn parse(store: Store, avail: u64) -> Result<Frame> {
     let header_len = header_len as usize;
     let metas = if with_metas && header_len > METALAYERS_POS {
         let hb = store.read(0, header_len as u64)?;
-        metalayers::parse_section(&hb, METALAYERS_POS, 0, metalayers::MAX_METALAYERS, "legacy frame metalayers")?
-            .into_iter()
-            .map(|(name, content)| metalayers::Metalayer { name, content })
-            .collect()
+        metalayers::parse_section(
+            &hb,
+            METALAYERS_POS,
+            0,
+            metalayers::MAX_METALAYERS,
+            "legacy frame metalayers",
+        )?
+        .into_iter()
+        .map(|(name, content)| metalayers::Metalayer { name, content })
+        .collect()
     } else {
         Vec::new()
     };
@@ -95,11 +105,18 @@ pub fn parse(store: Store, avail: u64) -> Result<Frame> {
     let mut offsets = Vec::new();
     if nbytes > 0 {
         if ipos + chunk::EXTENDED_HEADER_LEN as u64 > frame_len {
-            bail!(corrupt, "legacy frame index: position {ipos} is past the frame ({frame_len} bytes)");
+            bail!(
+                corrupt,
+                "legacy frame index: position {ipos} is past the frame ({frame_len} bytes)"
+            );
         }
         let ih = ChunkHeader::parse_prefix(&store.read(ipos, chunk::EXTENDED_HEADER_LEN as u64)?)?;
         if ipos + ih.cbytes as u64 > frame_len {
-            bail!(corrupt, "legacy frame index: {} bytes at {ipos} run past the frame", ih.cbytes);
+            bail!(
+                corrupt,
+                "legacy frame index: {} bytes at {ipos} run past the frame",
+                ih.cbytes
+            );
         }
         let nchunks = if chunksize > 0 {
             nbytes.div_euclid(i64::from(chunksize)) + i64::from(nbytes % i64::from(chunksize) != 0)
@@ -128,7 +145,13 @@ pub fn parse(store: Store, avail: u64) -> Result<Frame> {
     }
     let spans = super::compute_spans(&offsets, cbytes as u64);
     let header = FrameHeader {
-        general_flags: header::VERSION_RC1 | 0x10 | if chunksize == 0 { header::VARIABLE_CHUNKS } else { 0 },
+        general_flags: header::VERSION_RC1
+            | 0x10
+            | if chunksize == 0 {
+                header::VARIABLE_CHUNKS
+            } else {
+                0
+            },
         frame_type: header::CONTIGUOUS,
         codec_flags,
         other_flags: 3,
