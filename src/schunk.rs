@@ -261,6 +261,22 @@ impl SChunk {
         r.map_err(|e| e.context(format_args!("chunk {i}")))
     }
 
+    /// Runs `f` on chunk `i` as stored (or the special value it stands for), under the read
+    /// lock: memory frames lend their bytes, file frames read the chunk once.
+    pub fn with_chunk<R>(&self, i: i64, f: impl FnOnce(ChunkData<'_>) -> Result<R>) -> Result<R> {
+        let fr = self.read();
+        let i = fr.check_index(i)?;
+        let data = fr
+            .chunk_data(i)
+            .map_err(|e| e.context(format_args!("chunk {i}")))?;
+        f(data)
+    }
+
+    /// The frame's typesize.
+    pub fn typesize(&self) -> usize {
+        self.read().header.typesize as usize
+    }
+
     /// Decompresses chunk `i` into a new buffer.
     pub fn get_chunk_vec(&self, i: i64) -> Result<Vec<u8>> {
         let n = self.chunk_nbytes(i)?;
