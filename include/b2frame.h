@@ -76,6 +76,11 @@
 #define B2F_SPECIAL_UNINIT 4
 
 /**
+ * Most dimensions an array has.
+ */
+#define B2F_MAX_DIM 16
+
+/**
  * An open frame (a super-chunk over a contiguous file, a sparse directory or memory).
  * Opaque: created by `b2f_open*`/`b2f_create`, released by `b2f_close`.
  */
@@ -165,7 +170,9 @@ typedef struct b2f_info {
    */
   int64_t nbytes;
   /**
-   * Compressed data bytes (the frame's data region).
+   * Compressed bytes of the frame's data region, as c-blosc2 reports them for a frame (the
+   * header's cbytes: chunks, including space no chunk uses any more; not the header, index
+   * or trailer). Chunks held as special values in the index take none.
    */
   int64_t cbytes;
   int32_t typesize;
@@ -187,6 +194,37 @@ typedef struct b2f_info {
    */
   uint8_t format_version;
 } b2f_info;
+
+/**
+ * What `b2f_nd_info_get` reports. Set `struct_size` before the call; a smaller (older)
+ * struct receives the fields it has.
+ */
+typedef struct b2f_nd_info {
+  uint32_t struct_size;
+  /**
+   * 0 (a scalar) to `B2F_MAX_DIM`.
+   */
+  int8_t ndim;
+  /**
+   * Entries past `ndim` are 0.
+   */
+  int64_t shape[B2F_MAX_DIM];
+  int32_t chunkshape[B2F_MAX_DIM];
+  int32_t blockshape[B2F_MAX_DIM];
+  /**
+   * Bytes per item (from the dtype; the frame's typesize for caterva arrays).
+   */
+  int32_t itemsize;
+  /**
+   * 0 = NumPy.
+   */
+  uint8_t dtype_format;
+  /**
+   * NUL-terminated, e.g. "<f8"; "" for caterva arrays. Longer dtypes are cut here (a
+   * structured dtype can be long): read them whole with `b2f_nd_dtype`.
+   */
+  char dtype[64];
+} b2f_nd_info;
 
 /**
  * Success.
@@ -678,6 +716,100 @@ b2f_status b2f_vlmeta_name(const struct b2f_frame *f,
                            char *dst,
                            size_t dst_len,
                            size_t *len_out);
+
+/**
+ * Fills `*out` (up to `out->struct_size` bytes) with the array's shape, chunk and block
+ * shapes, item size and dtype.
+ *
+ * Returns `B2F_OK`; `B2F_ERR_NOT_FOUND` if the frame is not an array; `B2F_ERR_CORRUPT` for
+ * a metalayer that does not parse; `B2F_ERR_INVALID_ARGUMENT`. Thread-safe.
+ *
+ * # Safety
+ * `f` is a live handle; `out` points to a `b2f_nd_info` of at least `out->struct_size` bytes.
+ */
+b2f_status b2f_nd_info_get(const struct b2f_frame *f, struct b2f_nd_info *out);
+
+/**
+ * Copies the array's whole dtype string (not NUL-terminated) into `dst`; `*len_out` receives
+ * its length. `dst = NULL, dst_len = 0` asks for the length only. Caterva arrays have an
+ * empty dtype.
+ *
+ * Returns `B2F_OK`; `B2F_ERR_BUFFER_TOO_SMALL` (with the length in `*len_out`);
+ * `B2F_ERR_NOT_FOUND` if the frame is not an array; `B2F_ERR_CORRUPT`. Thread-safe.
+ *
+ * # Safety
+ * `f` is a live handle; `dst` points to `dst_len` writable bytes (or NULL with 0); `len_out`
+ * is NULL or writable.
+ */
+b2f_status b2f_nd_dtype(const struct b2f_frame *f, char *dst, size_t dst_len, size_t *len_out);
+
+/**
+ * Creates an array of `ndim` dimensions, filled with zeros and stored as special chunks (a
+ * huge empty array costs only its index), at `urlpath` (a file or, with
+ * `s->contiguous == false`, a directory; replaced if present), or in memory when `urlpath` is
+ * NULL. `dtype` is a NumPy dtype string ("<f8", "|S10", "[('a', '<i4'), ('b', '<f8')]");
+ * the frame's typesize is its item size. `s` may be NULL (contiguous, default parameters);
+ * `s->chunksize` is ignored (the chunk size follows from the shapes) and
+ * `s->cparams.blocksize` too (a Blosc2 block is one array block).
+ *
+ * Returns `B2F_OK` and a writable handle in `*frame_out`; `B2F_ERR_INVALID_ARGUMENT` for an
+ * ndim outside 0..=16, negative shapes, zero chunk or block shapes, a block larger than its
+ * chunk, sizes that overflow, or a dtype that does not parse; `B2F_ERR_IO`.
+ *
+ * # Memory and lifetimes
+ * As for `b2f_open`; the caller's arrays are only read during the call.
+ *
+ * # Safety
+ * `urlpath` is NULL or NUL-terminated; `s` is NULL or a `b2f_storage`; `shape`, `chunkshape`,
+ * `blockshape` point to `ndim` values each (may be NULL when `ndim` is 0); `dtype` is
+ * NUL-terminated; `frame_out` is writable.
+ */
+b2f_status b2f_nd_create(const char *urlpath,
+                         const struct b2f_storage *s,
+                         int8_t ndim,
+                         const int64_t *shape,
+                         const int32_t *chunkshape,
+                         const int32_t *blockshape,
+                         const char *dtype,
+                         struct b2f_frame **frame_out);
+
+/**
+ * Reads the hyper-slab `[start, stop)` (one entry per dimension, step 1) into `dst` in C
+ * order, `itemsize` bytes per item. Only the blocks the slab touches are decompressed (in
+ * parallel on the frame's threads); special-value chunks are filled without decoding. An
+ * empty slab reads nothing.
+ *
+ * Returns `B2F_OK`; `B2F_ERR_INVALID_ARGUMENT` for a slab outside the shape or with
+ * start > stop; `B2F_ERR_BUFFER_TOO_SMALL` when `dst_len` is less than the slab's bytes;
+ * `B2F_ERR_NOT_FOUND` if the frame is not an array; `B2F_ERR_CORRUPT`. Thread-safe.
+ *
+ * # Safety
+ * `f` is a live handle; `start`/`stop` point to `ndim` values each; `dst` points to `dst_len`
+ * writable bytes (or NULL with 0).
+ */
+b2f_status b2f_nd_get_slice(struct b2f_frame *f,
+                            const int64_t *start,
+                            const int64_t *stop,
+                            void *dst,
+                            size_t dst_len);
+
+/**
+ * Writes the hyper-slab `[start, stop)` from `src` (C order, `itemsize` bytes per item):
+ * the chunks it touches are read, updated and written back, each commit crash-safe.
+ *
+ * Returns `B2F_OK`; `B2F_ERR_INVALID_ARGUMENT` for a slab outside the shape, start > stop,
+ * or `src_len` less than the slab's bytes; `B2F_ERR_READ_ONLY`; `B2F_ERR_NOT_FOUND`;
+ * `B2F_ERR_IO`. Writes on one handle are serialized; reads see each chunk before or after.
+ *
+ * # Safety
+ * `f` is a live handle; `start`/`stop` point to `ndim` values each; `src` points to
+ * `src_len` readable bytes (or NULL with 0).
+ */
+b2f_status b2f_nd_set_slice(struct b2f_frame *f,
+                            const int64_t *start,
+                            const int64_t *stop,
+                            const void *src,
+                            size_t src_len);
 
 #ifdef __cplusplus
 }  // extern "C"

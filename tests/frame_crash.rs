@@ -29,7 +29,9 @@ struct State {
 }
 
 /// The operations the writer performs, applied to a model.
-fn ops() -> Vec<Box<dyn Fn(&SChunk, &mut State)>> {
+type Op = Box<dyn Fn(&SChunk, &mut State)>;
+
+fn ops() -> Vec<Op> {
     vec![
         Box::new(|s, m| {
             s.append(&data(10)).unwrap();

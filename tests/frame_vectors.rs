@@ -30,6 +30,7 @@ fn check_entry(root: &Path, e: &Value) -> usize {
         "{rel}: nchunks"
     );
     assert_eq!(info.nbytes, e["nbytes"].as_i64().unwrap(), "{rel}: nbytes");
+    assert_eq!(info.cbytes, e["cbytes"].as_i64().unwrap(), "{rel}: cbytes");
     assert_eq!(
         info.typesize as i64,
         e["typesize"].as_i64().unwrap(),

@@ -327,3 +327,94 @@ for _name in ["b2f_close", "b2f_get_info", "b2f_get_chunk", "b2f_get_chunk_raw",
               "b2f_vlmeta_get", "b2f_vlmeta_set", "b2f_vlmeta_delete", "b2f_vlmeta_count",
               "b2f_vlmeta_name"]:
     getattr(lib, _name).restype = ctypes.c_int32 if _name != "b2f_close" else None
+
+
+MAX_DIM = 16
+
+
+class NdInfo(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("ndim", ctypes.c_int8),
+        ("shape", ctypes.c_int64 * MAX_DIM),
+        ("chunkshape", ctypes.c_int32 * MAX_DIM),
+        ("blockshape", ctypes.c_int32 * MAX_DIM),
+        ("itemsize", ctypes.c_int32),
+        ("dtype_format", ctypes.c_uint8),
+        ("dtype", ctypes.c_char * 64),
+    ]
+
+
+def _i64s(v):
+    return (ctypes.c_int64 * max(len(v), 1))(*v)
+
+
+class Array(Frame):
+    """An n-dimensional array (a frame with a b2nd or caterva metalayer)."""
+
+    @classmethod
+    def create(cls, path, shape, chunks, blocks, dtype, contiguous=True, **cparams_kwargs):
+        s = Storage()
+        s.struct_size = ctypes.sizeof(Storage)
+        s.contiguous = contiguous
+        s.cparams = cparams(**cparams_kwargs)
+        nd = len(shape)
+        h = ctypes.c_void_p()
+        _check(lib.b2f_nd_create(_path(path), ctypes.byref(s), ctypes.c_int8(nd), _i64s(shape),
+                                 (ctypes.c_int32 * max(nd, 1))(*chunks),
+                                 (ctypes.c_int32 * max(nd, 1))(*blocks),
+                                 dtype.encode(), ctypes.byref(h)))
+        return cls(h)
+
+    def nd_info(self):
+        i = NdInfo()
+        i.struct_size = ctypes.sizeof(NdInfo)
+        _check(lib.b2f_nd_info_get(self._h, ctypes.byref(i)))
+        return i
+
+    @property
+    def shape(self):
+        i = self.nd_info()
+        return tuple(i.shape[:i.ndim])
+
+    @property
+    def chunks(self):
+        i = self.nd_info()
+        return tuple(i.chunkshape[:i.ndim])
+
+    @property
+    def blocks(self):
+        i = self.nd_info()
+        return tuple(i.blockshape[:i.ndim])
+
+    @property
+    def itemsize(self):
+        return self.nd_info().itemsize
+
+    @property
+    def dtype(self):
+        return _sized(lib.b2f_nd_dtype, self._h).decode()
+
+    def get_slice(self, start, stop):
+        """The C-order bytes of the slab [start, stop)."""
+        n = self.itemsize
+        for a, b in zip(start, stop):
+            n *= max(b - a, 0)
+        buf = ctypes.create_string_buffer(max(n, 1))
+        _check(lib.b2f_nd_get_slice(self._h, _i64s(start), _i64s(stop), buf, ctypes.c_size_t(n)))
+        return buf.raw[:n]
+
+    def set_slice(self, start, stop, data):
+        data = bytes(data)
+        _check(lib.b2f_nd_set_slice(self._h, _i64s(start), _i64s(stop), data,
+                                    ctypes.c_size_t(len(data))))
+
+
+lib.b2f_nd_create.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_int8, ctypes.c_void_p,
+                              ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+lib.b2f_nd_get_slice.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                 ctypes.c_void_p, ctypes.c_size_t]
+lib.b2f_nd_set_slice.argtypes = lib.b2f_nd_get_slice.argtypes
+for _name in ["b2f_nd_create", "b2f_nd_info_get", "b2f_nd_dtype", "b2f_nd_get_slice",
+              "b2f_nd_set_slice"]:
+    getattr(lib, _name).restype = ctypes.c_int32

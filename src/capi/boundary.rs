@@ -167,3 +167,18 @@ pub(crate) unsafe fn read_versioned<T: Copy>(ptr: *const T, default: T, what: &s
     }
     Ok(value)
 }
+
+/// An optional path argument: NULL means none (an in-memory frame).
+///
+/// # Safety
+/// `ptr` is NULL or points to a NUL-terminated string valid for `'a`.
+pub(crate) unsafe fn optional_path<'a>(
+    ptr: *const c_char,
+    what: &str,
+) -> Result<Option<&'a std::path::Path>> {
+    if ptr.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: per the caller.
+    Ok(Some(std::path::Path::new(unsafe { string(ptr, what) }?)))
+}

@@ -3,7 +3,9 @@
 use std::ffi::{c_char, c_void};
 use std::path::Path;
 
-use super::boundary::{copy_out, guard, input, output, read_versioned, string, write_opt};
+use super::boundary::{
+    copy_out, guard, input, optional_path, output, read_versioned, string, write_opt,
+};
 use super::chunk::b2f_cparams;
 use super::error::b2f_status;
 use crate::chunk::SpecialValue;
@@ -48,7 +50,9 @@ pub struct b2f_info {
     pub nchunks: i64,
     /// Uncompressed data bytes.
     pub nbytes: i64,
-    /// Compressed data bytes (the frame's data region).
+    /// Compressed bytes of the frame's data region, as c-blosc2 reports them for a frame (the
+    /// header's cbytes: chunks, including space no chunk uses any more; not the header, index
+    /// or trailer). Chunks held as special values in the index take none.
     pub cbytes: i64,
     pub typesize: i32,
     /// 0 for variable-length chunks.
@@ -86,7 +90,7 @@ fn parse_mode(mode: u32) -> Result<bool> {
     Ok(mode & B2F_WRITE != 0)
 }
 
-fn into_handle(schunk: SChunk, out: *mut *mut b2f_frame) -> Result<()> {
+pub(crate) fn into_handle(schunk: SChunk, out: *mut *mut b2f_frame) -> Result<()> {
     let h = Box::into_raw(Box::new(b2f_frame { schunk }));
     if out.is_null() {
         // SAFETY: h was just created by Box::into_raw.
@@ -199,12 +203,8 @@ pub unsafe extern "C" fn b2f_create(
         }
         // SAFETY: per the contract.
         let storage = unsafe { read_storage(s) }?;
-        let path = if urlpath.is_null() {
-            None
-        } else {
-            // SAFETY: per the contract.
-            Some(Path::new(unsafe { string(urlpath, "urlpath") }?))
-        };
+        // SAFETY: per the contract.
+        let path = unsafe { optional_path(urlpath, "urlpath") }?;
         let schunk = SChunk::create(path, &storage)?;
         into_handle(schunk, frame_out)
     })

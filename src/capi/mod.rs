@@ -19,6 +19,7 @@ pub mod chunk;
 pub mod error;
 pub mod frame;
 pub mod meta;
+pub mod ndim;
 
 use std::ffi::c_char;
 
@@ -26,6 +27,7 @@ pub use chunk::*;
 pub use error::*;
 pub use frame::*;
 pub use meta::*;
+pub use ndim::*;
 
 /// The version of the library, e.g. "0.1.0" (static storage: never freed).
 ///

@@ -68,7 +68,8 @@ pub fn parse(bytes: &[u8], caterva: bool) -> Result<NdMeta> {
     let mut rd = bytes;
     let n = read_len(&mut rd, what, "top-level array")?;
     let want = if caterva { 5 } else { 7 };
-    if n != want && !(!caterva && n == 5) {
+    // b2nd metalayers without the two dtype entries are read too (no dtype).
+    if n != want && (caterva || n != 5) {
         return Err(err(
             what,
             format_args!("array of {n} entries, expected {want}"),
@@ -77,10 +78,10 @@ pub fn parse(bytes: &[u8], caterva: bool) -> Result<NdMeta> {
     let version = read_i64(&mut rd, what, "version")?;
     let ndim = read_i64(&mut rd, what, "ndim")?;
     if !(0..=MAX_DIM as i64).contains(&ndim) {
-        bail!(
-            invalid,
-            "{what} metalayer: ndim {ndim} is outside 0..={MAX_DIM}"
-        );
+        return Err(err(
+            what,
+            format_args!("ndim {ndim} is outside 0..={MAX_DIM}"),
+        ));
     }
     let ndim = ndim as usize;
     let shape = read_dims(&mut rd, ndim, what, "shape")?;
