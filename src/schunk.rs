@@ -272,6 +272,20 @@ impl SChunk {
         f(data)
     }
 
+    /// The special value chunk `i` stands for (`SpecialValue::None` for data chunks); reads
+    /// only the chunk's header.
+    pub fn chunk_special(&self, i: i64) -> Result<SpecialValue> {
+        let f = self.read();
+        let i = f.check_index(i)?;
+        f.chunk_special(i)
+            .map_err(|e| e.context(format_args!("chunk {i}")))
+    }
+
+    /// The compression parameters the frame records (what appends use).
+    pub fn params(&self) -> CParams {
+        params_from_header(&self.read().header)
+    }
+
     /// The frame's typesize.
     pub fn typesize(&self) -> usize {
         self.read().header.typesize as usize

@@ -160,6 +160,27 @@ impl Frame {
         self.store.read(start, cbytes)
     }
 
+    /// The special value chunk `i` stands for (`None` for data), reading only its header.
+    pub fn chunk_special(&self, i: usize) -> Result<SpecialValue> {
+        match index::entry(self.offsets[i])? {
+            Entry::Special(kind) => Ok(kind),
+            Entry::At(at) => {
+                let head = match &self.store {
+                    Store::Dir { .. } => {
+                        Cow::Owned(self.store.read_chunk_file(at, self.max_chunk_len())?)
+                    }
+                    _ => {
+                        let start = self.header.header_len as u64 + at;
+                        let len = (chunk::EXTENDED_HEADER_LEN as u64)
+                            .min(self.data_end().saturating_sub(start));
+                        self.store.read(start, len)?
+                    }
+                };
+                ChunkHeader::parse_prefix(&head)?.special()
+            }
+        }
+    }
+
     /// The uncompressed size of chunk `i`.
     pub fn chunk_nbytes(&self, i: usize) -> Result<usize> {
         match index::entry(self.offsets[i])? {

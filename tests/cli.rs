@@ -1,0 +1,383 @@
+//! The `b2f` command-line tool, run as a user runs it: info (text and JSON, checked against the
+//! vector manifests), verify on good and corrupted files, compress/decompress/cat round trips,
+//! convert both ways read back by python-blosc2, slices, metalayers, and its error messages.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use b2frame::schunk::SChunk;
+use serde_json::Value;
+
+fn b2f(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_b2f"))
+        .args(args)
+        .env("B2F_NO_PROGRESS", "1")
+        .output()
+        .expect("run b2f")
+}
+
+fn ok(args: &[&str]) -> Vec<u8> {
+    let o = b2f(args);
+    assert!(
+        o.status.success(),
+        "b2f {args:?} failed ({}): {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o.stdout
+}
+
+/// Runs a failing command; returns (exit code, the one stderr line).
+fn fails(args: &[&str]) -> (i32, String) {
+    let o = b2f(args);
+    assert!(!o.status.success(), "b2f {args:?} succeeded");
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err:?}");
+    (o.status.code().unwrap(), err.trim_end().to_string())
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("b2f-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let p = d.join(name);
+    let _ = std::fs::remove_dir_all(&p);
+    let _ = std::fs::remove_file(&p);
+    p
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn info_json_matches_every_manifest_entry() {
+    let dir = common::vectors_dir();
+    let m: Value = serde_json::from_slice(&common::read(&dir.join("manifest.json"))).unwrap();
+    let mut n = 0;
+    for e in m["entries"].as_array().unwrap() {
+        let rel = e["path"].as_str().unwrap();
+        let path = dir.join(rel);
+        let j: Value = serde_json::from_slice(&ok(&["info", "--json", s(&path)])).unwrap();
+        assert_eq!(j["nchunks"], e["nchunks"], "{rel}");
+        assert_eq!(j["nbytes"], e["nbytes"], "{rel}");
+        assert_eq!(j["cbytes"], e["cbytes"], "{rel}");
+        assert_eq!(j["typesize"], e["typesize"], "{rel}");
+        assert_eq!(j["kind"], e["container"], "{rel}");
+        let specials = e["chunk_special"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|v| !v.is_null())
+            .count();
+        assert_eq!(j["special_chunks"], specials, "{rel}");
+        let names = |v: &Value| -> Vec<(String, String)> {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|l| {
+                    (
+                        l["name"].as_str().unwrap().to_string(),
+                        l["hex"].as_str().unwrap().to_string(),
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(
+            names(&j["metalayers"]),
+            names(&e["meta"]),
+            "{rel}: metalayers"
+        );
+        assert_eq!(
+            names(&j["vlmetalayers"]),
+            names(&e["vlmeta"]),
+            "{rel}: vlmetalayers"
+        );
+        if let Some(nd) = e.get("ndarray").filter(|v| !v.is_null()) {
+            assert_eq!(j["array"]["shape"], nd["shape"], "{rel}");
+            assert_eq!(j["array"]["chunks"], nd["chunks"], "{rel}");
+            assert_eq!(j["array"]["blocks"], nd["blocks"], "{rel}");
+            if nd["metalayer"] == "b2nd" {
+                assert_eq!(j["array"]["dtype"], nd["dtype"], "{rel}");
+            }
+        }
+        n += 1;
+    }
+    assert!(n > 100);
+}
+
+#[test]
+fn info_text_on_the_bundled_example() {
+    let ex = common::repo_root().join("examples/temperature.b2nd");
+    let out = String::from_utf8(ok(&["info", s(&ex)])).unwrap();
+    for want in [
+        "kind          cframe",
+        "array         b2nd: shape [24, 37, 72], chunks [6, 37, 72], blocks [2, 19, 36], dtype <f4",
+        "codec         zstd (clevel 5)",
+        "filters       shuffle",
+        "units (5 bytes): \"degC\"",
+        "dims (14 bytes): [\"hour\", \"lat\", \"lon\"]",
+    ] {
+        assert!(out.contains(want), "{want:?} missing from:\n{out}");
+    }
+}
+
+#[test]
+fn verify_reports_a_corrupted_chunk_by_index() {
+    let src = common::vectors_dir().join("schunk/matrix_20_zlib_bitshuffle_ts16_cl9.b2frame");
+    let out = String::from_utf8(ok(&["verify", s(&src)])).unwrap();
+    assert!(out.contains(": OK (6 chunks"), "{out}");
+
+    // Damage the middle of chunk 3's compressed streams, found by its bytes in the file.
+    let frame = SChunk::open(&src, false).unwrap();
+    let raw = frame.get_chunk_raw(3).unwrap();
+    let mut bytes = common::read(&src);
+    let at = bytes
+        .windows(raw.len())
+        .position(|w| w == raw.as_slice())
+        .expect("chunk 3 in the file");
+    for b in &mut bytes[at + raw.len() / 2..at + raw.len() / 2 + 16] {
+        *b ^= 0x5A;
+    }
+    let bad = tmp("corrupt.b2frame");
+    std::fs::write(&bad, &bytes).unwrap();
+    let o = b2f(&["verify", s(&bad)]);
+    assert_eq!(o.status.code(), Some(1));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.lines().any(|l| l.starts_with("chunk 3: ")), "{text}");
+    assert!(!text.lines().any(|l| l.starts_with("chunk 2: ")), "{text}");
+    assert!(text.contains("1 of 6 chunks bad"), "{text}");
+}
+
+#[test]
+fn compress_decompress_cat_round_trip() {
+    let mut rng = common::Rng::new(9);
+    // 2.5 MiB of int32 steps with noise: several 1 MiB chunks and a short last one.
+    let data: Vec<u8> = (0..(5 << 17) as u32)
+        .flat_map(|i| (i / 7 + (rng.next_u64() % 3) as u32).to_le_bytes())
+        .collect();
+    let raw = tmp("input.raw");
+    std::fs::write(&raw, &data).unwrap();
+    for (extra, kind) in [
+        (vec![], "cframe"),
+        (
+            vec![
+                "--sparse",
+                "--codec",
+                "lz4",
+                "--filter",
+                "delta",
+                "--filter",
+                "bitshuffle",
+            ],
+            "sframe",
+        ),
+    ] {
+        let frame = tmp(&format!("out-{kind}.b2frame"));
+        let mut args = vec![
+            "compress",
+            s(&raw),
+            s(&frame),
+            "--typesize",
+            "4",
+            "--chunksize",
+            "1048576",
+            "--threads",
+            "2",
+        ];
+        args.extend(extra.iter().copied());
+        let msg = String::from_utf8(ok(&args)).unwrap();
+        assert!(msg.contains("3 chunks"), "{msg}");
+        let j: Value = serde_json::from_slice(&ok(&["info", "--json", s(&frame)])).unwrap();
+        assert_eq!(j["kind"], kind);
+        assert_eq!(j["nbytes"], data.len());
+        let back = tmp(&format!("back-{kind}.raw"));
+        ok(&["decompress", s(&frame), s(&back)]);
+        assert!(
+            common::read(&back) == data,
+            "{kind}: decompressed content differs"
+        );
+        assert!(ok(&["cat", s(&frame)]) == data);
+        assert!(ok(&["cat", s(&frame), "--chunk", "1"]) == data[1 << 20..2 << 20]);
+        assert!(
+            ok(&["cat", s(&frame), "--items", "262000:262300"]) == data[262000 * 4..262300 * 4]
+        );
+        // c-blosc2 reads what b2f wrote.
+        let got = common::run_python(
+            "import sys, blosc2\ns = blosc2.open(sys.argv[1] if len(sys.argv) > 1 else sys.stdin.read())\n\
+             sys.stdout.buffer.write(b''.join(s.decompress_chunk(i) for i in range(s.nchunks)))",
+            s(&frame).as_bytes(),
+        );
+        assert!(got == data, "{kind}: python-blosc2 reads different content");
+        // Refuses to overwrite without --force.
+        let (code, err) = fails(&["decompress", s(&frame), s(&back)]);
+        assert_eq!(code, 1);
+        assert!(err.contains("already exists"), "{err}");
+        ok(&["decompress", s(&frame), s(&back), "--force"]);
+    }
+}
+
+#[test]
+fn convert_both_ways_read_by_python_blosc2() {
+    let src = common::vectors_dir().join("b2nd/with_meta_vlmeta.b2nd");
+    let sparse = tmp("conv-sparse.b2nd");
+    let back = tmp("conv-back.b2nd");
+    ok(&["convert", s(&src), s(&sparse), "--sparse"]);
+    ok(&["convert", s(&sparse), s(&back), "--contiguous"]);
+    assert!(sparse.is_dir() && back.is_file());
+    let script = "import sys, blosc2, hashlib\n\
+        a = blosc2.open(sys.stdin.read())\n\
+        print(a.shape, a.chunks, a.blocks, a.dtype, hashlib.sha256(a[...].tobytes()).hexdigest(), \
+              sorted(a.schunk.vlmeta.getall().items()), sorted(a.schunk.meta.keys()))";
+    let want = common::run_python(script, s(&src).as_bytes());
+    for p in [&sparse, &back] {
+        assert_eq!(
+            common::run_python(script, s(p).as_bytes()),
+            want,
+            "{}",
+            p.display()
+        );
+    }
+    let (code, _) = fails(&["convert", s(&src), s(&tmp("x")), "--sparse", "--contiguous"]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn slices_as_bytes_and_text() {
+    let ex = common::repo_root().join("examples/temperature.b2nd");
+    let frame = SChunk::open(&ex, false).unwrap();
+    let arr = b2frame::ndim::Array::open(&frame).unwrap();
+    let mut want = vec![0u8; 5 * 3 * 4];
+    arr.get_slice(&[3, 10, 60], &[4, 15, 63], &mut want)
+        .unwrap();
+    assert!(ok(&["slice", s(&ex), "3,10:15,60:63"]) == want);
+    assert!(ok(&["slice", s(&ex), "3,10:15,-12:-9"]) == want);
+    let text = String::from_utf8(ok(&["slice", s(&ex), "3,10:15,60:63", "--text"])).unwrap();
+    let nums: Vec<Vec<f32>> = text
+        .lines()
+        .map(|l| l.split(' ').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(nums.len(), 5);
+    let flat: Vec<f32> = want
+        .chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(nums.concat(), flat);
+    let (code, err) = fails(&["slice", s(&ex), "0:30"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("temperature.b2nd") && err.contains("[0, 30)"),
+        "{err}"
+    );
+    assert_eq!(fails(&["slice", s(&ex), "1,2,3,4"]).0, 2);
+}
+
+#[test]
+fn meta_and_vlmeta_commands() {
+    let src = common::vectors_dir().join("b2nd/with_meta_vlmeta.b2nd");
+    let f = tmp("vl.b2nd");
+    std::fs::copy(&src, &f).unwrap();
+    let list = String::from_utf8(ok(&["meta", s(&f)])).unwrap();
+    assert!(list.starts_with("b2nd ("), "{list}");
+    let raw = ok(&["meta", s(&f), "b2nd", "--raw"]);
+    assert_eq!(
+        raw,
+        SChunk::open(&f, false).unwrap().meta_get("b2nd").unwrap()
+    );
+    ok(&["vlmeta", s(&f), "set", "note", "written by b2f"]);
+    assert_eq!(
+        String::from_utf8(ok(&["vlmeta", s(&f), "get", "note"])).unwrap(),
+        "\"written by b2f\"\n"
+    );
+    let py = common::run_python(
+        "import sys, blosc2\na = blosc2.open(sys.stdin.read())\nprint(a.schunk.vlmeta['note'])",
+        s(&f).as_bytes(),
+    );
+    assert_eq!(String::from_utf8(py).unwrap().trim(), "written by b2f");
+    ok(&["vlmeta", s(&f), "rm", "note"]);
+    let (code, err) = fails(&["vlmeta", s(&f), "get", "note"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("note"), "{err}");
+}
+
+#[test]
+fn errors_are_one_line_with_the_file_and_cause() {
+    let missing = tmp("missing.b2frame");
+    let (code, err) = fails(&["info", s(&missing)]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("missing.b2frame") && err.contains("No such file"),
+        "{err}"
+    );
+
+    let not_blosc = tmp("text.b2frame");
+    std::fs::write(
+        &not_blosc,
+        "this is not a Blosc2 frame, just some text padding it out",
+    )
+    .unwrap();
+    for cmd in ["info", "verify", "cat"] {
+        let (code, err) = fails(&[cmd, s(&not_blosc)]);
+        assert_eq!(code, 1);
+        assert!(
+            err.contains("text.b2frame") && err.contains("not a Blosc2 frame"),
+            "{err}"
+        );
+    }
+
+    for bad in [
+        vec!["info"],
+        vec!["info", "a", "b"],
+        vec!["info", "--nope", "x"],
+        vec!["compress", "a", "b"],
+        vec!["compress", "a", "b", "--typesize", "x"],
+        vec!["compress", "a", "b", "--typesize", "4", "--codec", "snappy"],
+        vec![
+            "compress",
+            "a",
+            "b",
+            "--typesize",
+            "4",
+            "--filter",
+            "trunc_prec",
+        ],
+        vec!["cat", "a", "--chunk", "1", "--items", "0:1"],
+    ] {
+        let (code, err) = fails(&bad);
+        assert_eq!(code, 2, "{bad:?}: {err}");
+        assert!(err.contains("--help"), "{err}");
+    }
+    assert_eq!(fails(&["frobnicate"]).0, 1);
+    for cmd in [
+        "info",
+        "verify",
+        "cat",
+        "slice",
+        "compress",
+        "decompress",
+        "convert",
+        "meta",
+        "vlmeta",
+    ] {
+        let help = String::from_utf8(ok(&[cmd, "--help"])).unwrap();
+        assert!(
+            help.starts_with(&format!("usage: b2f {cmd}")),
+            "{cmd}: {help}"
+        );
+    }
+}
+
+#[test]
+fn readme_shows_the_real_output_of_its_main_command() {
+    let readme = String::from_utf8(common::read(&common::repo_root().join("README.md"))).unwrap();
+    let cmd = "./scripts/b2f info examples/temperature.b2nd\n```\n\n```text\n";
+    let at = readme
+        .find(cmd)
+        .expect("the main-job command in the README")
+        + cmd.len();
+    let shown = &readme[at..at + readme[at..].find("```").unwrap()];
+    let ex = common::repo_root().join("examples/temperature.b2nd");
+    let real = String::from_utf8(ok(&["info", s(&ex)])).unwrap();
+    assert_eq!(shown, real.replace(s(&ex), "examples/temperature.b2nd"));
+}
