@@ -4,6 +4,8 @@
 //! are read with positioned reads and decompressed under that lock), changes take the write
 //! lock and are serialized. Every change is committed as described in [`crate::frame::store`].
 
+use std::borrow::Cow;
+use std::cell::RefCell;
 use std::path::Path;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -270,6 +272,40 @@ impl SChunk {
             .chunk_data(i)
             .map_err(|e| e.context(format_args!("chunk {i}")))?;
         f(data)
+    }
+
+    /// Like [`SChunk::with_chunk`], but reading from a file only what decoding the blocks
+    /// `want` needs (see `Frame::read_chunk_blocks`); `f` must decode only those blocks. The
+    /// partial chunk lives in a per-thread buffer reused across calls.
+    pub fn with_chunk_blocks<R>(
+        &self,
+        i: i64,
+        want: &[usize],
+        f: impl FnOnce(ChunkData<'_>) -> Result<R>,
+    ) -> Result<R> {
+        thread_local! {
+            static PARTIAL: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+        }
+        /// Larger buffers are not kept between calls.
+        const KEEP: usize = 64 << 20;
+        let fr = self.read();
+        let i = fr.check_index(i)?;
+        let mut buf = PARTIAL.with(|b| std::mem::take(&mut *b.borrow_mut()));
+        let partial = fr
+            .read_chunk_blocks(i, want, &mut buf)
+            .map_err(|e| e.context(format_args!("chunk {i}")))?;
+        let r = if partial {
+            f(ChunkData::Stored(Cow::Borrowed(&buf)))
+        } else {
+            let data = fr
+                .chunk_data(i)
+                .map_err(|e| e.context(format_args!("chunk {i}")))?;
+            f(data)
+        };
+        if buf.capacity() <= KEEP {
+            PARTIAL.with(|b| *b.borrow_mut() = buf);
+        }
+        r
     }
 
     /// The special value chunk `i` stands for (`SpecialValue::None` for data chunks); reads
@@ -662,7 +698,7 @@ impl SChunk {
     fn make_variable(&self, f: &mut Frame) -> Result<()> {
         let ts = f.header.typesize as usize;
         for i in 0..f.nchunks() {
-            if let Entry::Special(kind) = index::entry(f.offsets[i])? {
+            if let Entry::Special(kind) = index::entry(f.index()?.offsets[i])? {
                 let n = f.chunk_nbytes(i)?;
                 let c = chunk::special::build(kind, n, ts, self.ctx.blocksize_for(n), None)?;
                 f.commit(Some(&c), |p, loc| {

@@ -239,15 +239,17 @@ fn with_offsets(b: &[u8], offsets: &[i64]) -> Vec<u8> {
 
 #[test]
 fn offsets_past_the_end_or_into_the_header() {
+    // The index is read when first needed (opening reads only its chunk header), so these
+    // surface at the first chunk read.
     let b = base();
     let cbytes = be64(&b, 39) as i64;
     expect_err(
-        open(with_offsets(&b, &[0, cbytes, 10])).map(|_| ()),
+        open_and_read(with_offsets(&b, &[0, cbytes, 10])),
         corrupt,
         "past the end of the data",
     );
     expect_err(
-        open(with_offsets(&b, &[0, i64::MAX, 10])).map(|_| ()),
+        open_and_read(with_offsets(&b, &[0, i64::MAX, 10])),
         corrupt,
         "past the end",
     );
@@ -259,7 +261,7 @@ fn offsets_past_the_end_or_into_the_header() {
     );
     // An unknown special kind.
     expect_err(
-        open(with_offsets(&b, &[0, (0x83u64 << 56) as i64, 10])).map(|_| ()),
+        open_and_read(with_offsets(&b, &[0, (0x83u64 << 56) as i64, 10])),
         corrupt,
         "special kind",
     );

@@ -172,15 +172,13 @@ pub fn parse(store: Store, avail: u64) -> Result<Frame> {
         other_flags2: 0,
         metalayers: metas,
     };
-    Ok(Frame {
+    Ok(Frame::with_index(
         store,
         header,
-        offsets,
-        spans,
-        vlmeta: Vec::new(),
-        trailer_len: 0,
-        vl_blocks: false,
-        dead_bytes: 0,
-        legacy: true,
-    })
+        super::Index { offsets, spans },
+        Vec::new(),
+        0,
+        false,
+        true,
+    ))
 }

@@ -22,6 +22,7 @@ pub use store::Store;
 pub use trailer::Vlmeta;
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use crate::chunk::{self, ChunkHeader, SpecialValue};
 use crate::error::{Error, Result};
@@ -32,11 +33,13 @@ use index::Entry;
 pub struct Frame {
     pub store: Store,
     pub header: FrameHeader,
-    /// One raw index value per chunk (offset, chunk-file id, or special).
-    pub offsets: Vec<i64>,
-    /// Per chunk, an upper bound of its stored length (contiguous frames), so a chunk is read
-    /// with one positioned read. 0 for special entries and sparse frames.
-    pub spans: Vec<u32>,
+    /// Number of chunks (known at open from the index chunk's header).
+    nchunks: usize,
+    /// The index, decoded when first needed: opening a frame of any size reads only its
+    /// header, trailer and the index chunk's header, as c-blosc2 does.
+    index: OnceLock<Index>,
+    /// Where the index is read from while it is not loaded.
+    index_source: Option<IndexSource>,
     pub vlmeta: Vec<Vlmeta>,
     /// Length of the committed trailer (contiguous frames: it ends at `frame_len`).
     pub trailer_len: u64,
@@ -46,6 +49,24 @@ pub struct Frame {
     pub dead_bytes: u64,
     /// Legacy frames are read only.
     pub legacy: bool,
+}
+
+/// The chunk index of a frame.
+#[derive(Clone, Debug, Default)]
+pub struct Index {
+    /// One raw index value per chunk (offset, chunk-file id, or special).
+    pub offsets: Vec<i64>,
+    /// Per chunk, an upper bound of its stored length (contiguous frames), so a chunk is read
+    /// with one positioned read. 0 for special entries and sparse frames.
+    pub spans: Vec<u32>,
+}
+
+/// The index chunk of a frame not loaded yet: its place and what it must decode to.
+#[derive(Clone, Copy, Debug)]
+pub struct IndexSource {
+    pub pos: u64,
+    pub cbytes: u64,
+    pub nchunks: usize,
 }
 
 /// How a chunk of the frame is held.
@@ -59,7 +80,73 @@ pub const MAX_CHUNK_LEN: u64 = (chunk::MAX_BUFFERSIZE + chunk::MAX_OVERHEAD) as 
 
 impl Frame {
     pub fn nchunks(&self) -> usize {
-        self.offsets.len()
+        self.nchunks
+    }
+
+    /// A frame over `store` with a loaded index.
+    pub fn with_index(
+        store: Store,
+        header: FrameHeader,
+        index: Index,
+        vlmeta: Vec<Vlmeta>,
+        trailer_len: u64,
+        vl_blocks: bool,
+        legacy: bool,
+    ) -> Frame {
+        Frame {
+            store,
+            header,
+            nchunks: index.offsets.len(),
+            index: OnceLock::from(index),
+            index_source: None,
+            vlmeta,
+            trailer_len,
+            vl_blocks,
+            dead_bytes: 0,
+            legacy,
+        }
+    }
+
+    /// A frame whose index is read from `source` when first needed.
+    pub fn with_lazy_index(
+        store: Store,
+        header: FrameHeader,
+        source: IndexSource,
+        vlmeta: Vec<Vlmeta>,
+        trailer_len: u64,
+        vl_blocks: bool,
+    ) -> Frame {
+        Frame {
+            store,
+            header,
+            nchunks: source.nchunks,
+            index: OnceLock::new(),
+            index_source: Some(source),
+            vlmeta,
+            trailer_len,
+            vl_blocks,
+            dead_bytes: 0,
+            legacy: false,
+        }
+    }
+
+    /// The index, read and validated on first use (errors are reported, not cached).
+    pub fn index(&self) -> Result<&Index> {
+        if let Some(ix) = self.index.get() {
+            return Ok(ix);
+        }
+        let ix = match self.index_source {
+            Some(src) => self.load_index(src)?,
+            None => Index::default(),
+        };
+        Ok(self.index.get_or_init(|| ix))
+    }
+
+    /// Replaces the index (after a commit).
+    pub fn set_index(&mut self, ix: Index) {
+        self.nchunks = ix.offsets.len();
+        self.index = OnceLock::from(ix);
+        self.index_source = None;
     }
 
     pub fn is_sparse(&self) -> bool {
@@ -99,7 +186,7 @@ impl Frame {
 
     /// The stored bytes of chunk `i`, or the special value it stands for.
     pub fn chunk_data(&self, i: usize) -> Result<ChunkData<'_>> {
-        match index::entry(self.offsets[i])? {
+        match index::entry(self.index()?.offsets[i])? {
             Entry::Special(kind) => Ok(ChunkData::Special(kind, self.special_nbytes(i)?)),
             Entry::At(at) => {
                 let bytes = match &self.store {
@@ -112,6 +199,133 @@ impl Frame {
                 Ok(ChunkData::Stored(bytes))
             }
         }
+    }
+
+    /// Reads into `buf` (resized to the chunk's size) only what decoding the blocks `want`
+    /// of chunk `i` needs: the header, the block starts and those blocks' streams; the rest of
+    /// `buf` keeps whatever it held. This is how a slab read costs about the blocks it
+    /// touches, not whole chunks. Returns false, reading nothing more, where the whole chunk
+    /// should be read instead: memory and sparse frames, special entries, and chunks where it
+    /// does not pay (most blocks wanted, dictionaries, variable-length blocks) or that look
+    /// unusual (the full read's checks then report them).
+    pub fn read_chunk_blocks(&self, i: usize, want: &[usize], buf: &mut Vec<u8>) -> Result<bool> {
+        match (&self.store, index::entry(self.index()?.offsets[i])?) {
+            (Store::File { .. }, Entry::At(off)) => {
+                if !self.read_blocks(off, want, buf)? {
+                    return Ok(false);
+                }
+                check_stored_chunk(buf).map_err(|e| e.context(format_args!("chunk {i}")))?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// The partial read behind [`Frame::read_chunk_blocks`].
+    fn read_blocks(&self, off: u64, want: &[usize], buf: &mut Vec<u8>) -> Result<bool> {
+        const FIRST_READ: u64 = 4096;
+        let start = self.header.header_len as u64 + off;
+        let end = self.data_end();
+        let avail = end.saturating_sub(start);
+        if avail < chunk::EXTENDED_HEADER_LEN as u64 {
+            return Ok(false);
+        }
+        let first = self.store.read(start, FIRST_READ.min(avail))?;
+        let Ok(h) = ChunkHeader::parse_prefix(&first) else {
+            return Ok(false);
+        };
+        let cbytes = h.cbytes;
+        let plain = matches!(h.special(), Ok(SpecialValue::None));
+        if !plain || !h.is_extended() || h.vl_blocks() || h.use_dict() || h.blocksize == 0 {
+            return Ok(false);
+        }
+        if cbytes < chunk::EXTENDED_HEADER_LEN
+            || cbytes as u64 > avail
+            || cbytes as u64 > self.max_chunk_len()
+        {
+            return Ok(false);
+        }
+        let hl = h.header_len();
+        let nblocks = h.nbytes.div_ceil(h.blocksize);
+        let starts_end = if h.memcpyed() { hl } else { hl + 4 * nblocks };
+        if starts_end > cbytes {
+            return Ok(false);
+        }
+        // What a previous chunk left in `buf` stays (no zeroing): only the ranges read below
+        // are decoded.
+        if buf.len() < cbytes {
+            buf.resize(cbytes, 0);
+        } else {
+            buf.truncate(cbytes);
+        }
+        let head = first.len().min(cbytes);
+        buf[..head].copy_from_slice(&first[..head]);
+        if starts_end > head {
+            self.store
+                .read_into(start + head as u64, &mut buf[head..starts_end])?;
+        }
+        // Byte ranges of the wanted blocks (block 0 too when a delta filter refers to it).
+        let mut blocks: Vec<usize> = want.iter().copied().filter(|&j| j < nblocks).collect();
+        if h.filters.contains(&crate::filters::DELTA) {
+            blocks.push(0);
+        }
+        blocks.sort_unstable();
+        blocks.dedup();
+        let mut ranges: Vec<std::ops::Range<usize>> = Vec::with_capacity(blocks.len());
+        if h.memcpyed() {
+            for &j in &blocks {
+                let a = hl + j * h.blocksize;
+                ranges.push(a.min(cbytes)..(a + h.blocksize).min(cbytes));
+            }
+        } else {
+            let bstart = |j: usize| {
+                let at = hl + 4 * j;
+                i32::from_le_bytes([buf[at], buf[at + 1], buf[at + 2], buf[at + 3]])
+            };
+            let mut sorted: Vec<usize> = Vec::with_capacity(nblocks);
+            for j in 0..nblocks {
+                let b = bstart(j);
+                if b < starts_end as i32 || b as usize >= cbytes {
+                    return Ok(false);
+                }
+                sorted.push(b as usize);
+            }
+            sorted.sort_unstable();
+            for &j in &blocks {
+                let a = bstart(j) as usize;
+                let next = sorted.partition_point(|&b| b <= a);
+                ranges.push(a..sorted.get(next).copied().unwrap_or(cbytes));
+            }
+        }
+        ranges.sort_unstable_by_key(|r| r.start);
+        let wanted: usize = ranges.iter().map(|r| r.len()).sum();
+        if wanted * 2 > cbytes {
+            return Ok(false);
+        }
+        // Adjacent blocks become one read; bytes below `covered` are already in place.
+        let mut covered = head;
+        let mut pending: Option<std::ops::Range<usize>> = None;
+        for r in ranges {
+            let a = r.start.max(covered);
+            if a >= r.end {
+                continue;
+            }
+            pending = match pending {
+                Some(p) if p.end >= a => Some(p.start..r.end),
+                Some(p) => {
+                    self.store
+                        .read_into(start + p.start as u64, &mut buf[p.clone()])?;
+                    Some(a..r.end)
+                }
+                None => Some(a..r.end),
+            };
+            covered = r.end;
+        }
+        if let Some(p) = pending {
+            self.store
+                .read_into(start + p.start as u64, &mut buf[p.clone()])?;
+        }
+        Ok(true)
     }
 
     /// Longest a stored chunk of this frame may be.
@@ -132,7 +346,7 @@ impl Frame {
     fn read_contiguous_chunk(&self, i: usize, off: u64) -> Result<Cow<'_, [u8]>> {
         let start = self.header.header_len as u64 + off;
         let end = self.data_end();
-        let span = u64::from(self.spans[i])
+        let span = u64::from(self.index()?.spans[i])
             .min(end - start)
             .min(self.max_chunk_len());
         let first = self
@@ -162,7 +376,7 @@ impl Frame {
 
     /// The special value chunk `i` stands for (`None` for data), reading only its header.
     pub fn chunk_special(&self, i: usize) -> Result<SpecialValue> {
-        match index::entry(self.offsets[i])? {
+        match index::entry(self.index()?.offsets[i])? {
             Entry::Special(kind) => Ok(kind),
             Entry::At(at) => {
                 let head = match &self.store {
@@ -183,7 +397,7 @@ impl Frame {
 
     /// The uncompressed size of chunk `i`.
     pub fn chunk_nbytes(&self, i: usize) -> Result<usize> {
-        match index::entry(self.offsets[i])? {
+        match index::entry(self.index()?.offsets[i])? {
             Entry::Special(_) => self.special_nbytes(i),
             Entry::At(_) => match self.chunk_data(i)? {
                 ChunkData::Stored(b) => Ok(ChunkHeader::parse(&b)?.nbytes),

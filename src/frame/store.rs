@@ -32,7 +32,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::header::{self, FrameHeader};
-use super::{compute_spans, index, trailer, Frame, Vlmeta};
+use super::{compute_spans, index, trailer, Frame, Index, IndexSource, Vlmeta};
 use crate::error::{Error, Result};
 
 /// The bytes underneath a frame.
@@ -95,6 +95,30 @@ impl Store {
                 let path = dir.join(SPARSE_INDEX);
                 let file = File::open(&path).map_err(|e| io_err("cannot open", &path, e))?;
                 Ok(Cow::Owned(read_exact_at(&file, &path, pos, len)?))
+            }
+        }
+    }
+
+    /// Fills `dst` with the bytes at `pos` of a contiguous frame (a file or memory).
+    pub fn read_into(&self, pos: u64, dst: &mut [u8]) -> Result<()> {
+        match self {
+            Store::File {
+                file, path, base, ..
+            } => file.read_exact_at(dst, base + pos).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                    Error::corrupt(format!(
+                        "{}: {} bytes at offset {pos} run past the end of the file",
+                        path.display(),
+                        dst.len()
+                    ))
+                } else {
+                    io_err("cannot read", path, e)
+                }
+            }),
+            _ => {
+                let src = self.read(pos, dst.len() as u64)?;
+                dst.copy_from_slice(&src);
+                Ok(())
             }
         }
     }
@@ -219,6 +243,7 @@ impl Frame {
             let mut f =
                 Frame::parse(store, size, true).map_err(|e| e.context(index_path.display()))?;
             let next = f
+                .index()?
                 .offsets
                 .iter()
                 .filter(|&&o| o >= 0)
@@ -311,111 +336,130 @@ impl Frame {
         let tstart = frame_len - tlen;
         let vlmeta = trailer::parse(&store.read(tstart, tlen)?)?;
 
-        // The index.
+        // The index: its chunk header is checked now, its offsets are read when first needed.
         let nchunks_hint = header.nchunks_from_sizes();
-        let (offsets, spans) = if nchunks_hint == Some(0) {
-            (Vec::new(), Vec::new())
+        let vl_blocks = header.general_flags & header::VL_BLOCKS != 0;
+        if nchunks_hint == Some(0) {
+            return Ok(Frame::with_index(
+                store,
+                header,
+                Index::default(),
+                vlmeta,
+                tlen,
+                vl_blocks,
+                false,
+            ));
+        }
+        let ipos = if sparse {
+            header_len as u64
         } else {
-            let ipos = if sparse {
-                header_len as u64
-            } else {
-                (header_len as u64)
-                    .checked_add(header.cbytes as u64)
-                    .ok_or_else(|| Error::corrupt("frame: cbytes overflows"))?
-            };
-            if ipos + crate::chunk::EXTENDED_HEADER_LEN as u64 > tstart {
-                bail!(
-                    corrupt,
-                    "frame index: position {ipos} (header_len {header_len} + cbytes {}) is past the trailer at {tstart}",
-                    if sparse { 0 } else { header.cbytes }
-                );
+            (header_len as u64)
+                .checked_add(header.cbytes as u64)
+                .ok_or_else(|| Error::corrupt("frame: cbytes overflows"))?
+        };
+        if ipos + crate::chunk::EXTENDED_HEADER_LEN as u64 > tstart {
+            bail!(
+                corrupt,
+                "frame index: position {ipos} (header_len {header_len} + cbytes {}) is past the trailer at {tstart}",
+                if sparse { 0 } else { header.cbytes }
+            );
+        }
+        let ih = crate::chunk::ChunkHeader::parse_prefix(
+            &store.read(ipos, crate::chunk::EXTENDED_HEADER_LEN as u64)?,
+        )
+        .map_err(|e| e.context("frame index"))?;
+        if ipos + ih.cbytes as u64 > tstart {
+            bail!(
+                corrupt,
+                "frame index: {} bytes at {ipos} run into the trailer at {tstart}",
+                ih.cbytes
+            );
+        }
+        let nchunks = match nchunks_hint {
+            Some(n) => {
+                usize::try_from(n).map_err(|_| Error::corrupt("frame: chunk count overflows"))?
             }
-            let ih = crate::chunk::ChunkHeader::parse_prefix(
-                &store.read(ipos, crate::chunk::EXTENDED_HEADER_LEN as u64)?,
-            )
-            .map_err(|e| e.context("frame index"))?;
-            if ipos + ih.cbytes as u64 > tstart {
-                bail!(
-                    corrupt,
-                    "frame index: {} bytes at {ipos} run into the trailer at {tstart}",
-                    ih.cbytes
-                );
+            None => {
+                if ih.nbytes % 8 != 0 {
+                    bail!(
+                        corrupt,
+                        "frame index: {} bytes is not a whole number of offsets",
+                        ih.nbytes
+                    );
+                }
+                ih.nbytes / 8
             }
-            let nchunks = match nchunks_hint {
-                Some(n) => usize::try_from(n)
-                    .map_err(|_| Error::corrupt("frame: chunk count overflows"))?,
-                None => {
-                    if ih.nbytes % 8 != 0 {
+        };
+        if nchunks as i64 > header::MAX_NCHUNKS {
+            bail!(
+                corrupt,
+                "frame: {nchunks} chunks exceed the maximum ({})",
+                header::MAX_NCHUNKS
+            );
+        }
+        if ih.nbytes != nchunks * 8 {
+            bail!(
+                corrupt,
+                "frame index: decodes to {} bytes, expected {} for {nchunks} chunks",
+                ih.nbytes,
+                nchunks * 8
+            );
+        }
+        let source = IndexSource {
+            pos: ipos,
+            cbytes: ih.cbytes as u64,
+            nchunks,
+        };
+        Ok(Frame::with_lazy_index(
+            store, header, source, vlmeta, tlen, vl_blocks,
+        ))
+    }
+
+    /// Reads, decodes and validates the index from `src`.
+    pub(super) fn load_index(&self, src: IndexSource) -> Result<Index> {
+        let sparse = self.is_sparse();
+        let ibytes = self.store.read(src.pos, src.cbytes)?;
+        let offsets = index::decode(&ibytes, src.nchunks)?;
+        let data_len = self.header.cbytes as u64;
+        for (i, &o) in offsets.iter().enumerate() {
+            match index::entry(o).map_err(|e| e.context(format_args!("chunk {i}")))? {
+                index::Entry::At(v) if !sparse => {
+                    if v + crate::chunk::EXTENDED_HEADER_LEN as u64 > data_len {
                         bail!(
                             corrupt,
-                            "frame index: {} bytes is not a whole number of offsets",
-                            ih.nbytes
+                            "frame index: offset {v} of chunk {i} is past the end of the data ({data_len} bytes)"
                         );
                     }
-                    ih.nbytes / 8
                 }
-            };
-            if nchunks as i64 > header::MAX_NCHUNKS {
-                bail!(
-                    corrupt,
-                    "frame: {nchunks} chunks exceed the maximum ({})",
-                    header::MAX_NCHUNKS
-                );
-            }
-            let ibytes = store.read(ipos, ih.cbytes as u64)?;
-            let offsets = index::decode(&ibytes, nchunks)?;
-            for (i, &o) in offsets.iter().enumerate() {
-                match index::entry(o).map_err(|e| e.context(format_args!("chunk {i}")))? {
-                    index::Entry::At(v) if !sparse => {
-                        if v + crate::chunk::EXTENDED_HEADER_LEN as u64 > header.cbytes as u64 {
-                            bail!(
-                                corrupt,
-                                "frame index: offset {v} of chunk {i} is past the end of the data ({} bytes)",
-                                header.cbytes
-                            );
-                        }
+                index::Entry::At(v) => {
+                    if v > u64::from(u32::MAX) {
+                        bail!(
+                            corrupt,
+                            "frame index: chunk {i} names file id {v}, beyond 8 hex digits"
+                        );
                     }
-                    index::Entry::At(v) => {
-                        if v > u64::from(u32::MAX) {
-                            bail!(
-                                corrupt,
-                                "frame index: chunk {i} names file id {v}, beyond 8 hex digits"
-                            );
-                        }
-                    }
-                    index::Entry::Special(_) => {}
                 }
+                index::Entry::Special(_) => {}
             }
-            let spans = if sparse {
-                vec![0; offsets.len()]
-            } else {
-                compute_spans(&offsets, header.cbytes as u64)
-            };
-            (offsets, spans)
+        }
+        let spans = if sparse {
+            vec![0; offsets.len()]
+        } else {
+            compute_spans(&offsets, data_len)
         };
-        let vl_blocks = header.general_flags & header::VL_BLOCKS != 0;
-        Ok(Frame {
-            store,
-            header,
-            offsets,
-            spans,
-            vlmeta,
-            trailer_len: tlen,
-            vl_blocks,
-            dead_bytes: 0,
-            legacy: false,
-        })
+        Ok(Index { offsets, spans })
     }
 
     /// Starts a change from the committed state.
-    pub fn pending(&self) -> Pending {
-        Pending {
+    pub fn pending(&self) -> Result<Pending> {
+        let ix = self.index()?;
+        Ok(Pending {
             header: self.header.clone(),
-            offsets: self.offsets.clone(),
-            spans: self.spans.clone(),
+            offsets: ix.offsets.clone(),
+            spans: ix.spans.clone(),
             vlmeta: self.vlmeta.clone(),
             removed: Vec::new(),
-        }
+        })
     }
 
     /// Makes a change visible. `chunk` is a new chunk to store; `edit` receives its index
@@ -445,7 +489,7 @@ impl Frame {
         let header_len = self.header.header_len as u64;
         let pos = self.header.frame_len;
         let loc = chunk.map(|c| ((pos - header_len) as i64, c.len() as u32));
-        let mut p = self.pending();
+        let mut p = self.pending()?;
         edit(&mut p, loc)?;
         p.header.has_vlmeta = !p.vlmeta.is_empty();
         p.header.set_general_flags(self.vl_blocks);
@@ -483,8 +527,10 @@ impl Frame {
         }
         self.trailer_len = trailer.len() as u64;
         self.header = p.header;
-        self.offsets = p.offsets;
-        self.spans = p.spans;
+        self.set_index(Index {
+            offsets: p.offsets,
+            spans: p.spans,
+        });
         self.vlmeta = p.vlmeta;
         self.maybe_compact()
     }
@@ -492,7 +538,7 @@ impl Frame {
     /// Where the committed data region (and index) ends; the index and trailer after it are
     /// dead once a new state is committed.
     fn data_end_committed(&self) -> u64 {
-        if self.offsets.is_empty() {
+        if self.nchunks() == 0 {
             self.header.header_len as u64
         } else {
             self.header.header_len as u64 + self.header.cbytes as u64
@@ -599,7 +645,7 @@ impl Frame {
             *next_id += 1;
             loc = Some((id as i64, c.len() as u32));
         }
-        let mut p = self.pending();
+        let mut p = self.pending()?;
         edit(&mut p, loc)?;
         // cbytes of a sparse frame is the total size of its chunk files.
         let mut cbytes = p.header.cbytes + loc.map_or(0, |(_, l)| i64::from(l));
@@ -627,8 +673,10 @@ impl Frame {
         }
         self.trailer_len = trailer::encode(&p.vlmeta).len() as u64;
         self.header = p.header;
-        self.offsets = p.offsets;
-        self.spans = p.spans;
+        self.set_index(Index {
+            offsets: p.offsets,
+            spans: p.spans,
+        });
         self.vlmeta = p.vlmeta;
         Ok(())
     }
@@ -640,14 +688,15 @@ impl Frame {
         h.frame_type = header::CONTIGUOUS;
         let mut out = h.encode();
         let header_len = out.len();
-        let mut offsets = Vec::with_capacity(self.offsets.len());
-        for i in 0..self.offsets.len() {
+        let ix = self.index()?;
+        let mut offsets = Vec::with_capacity(ix.offsets.len());
+        for i in 0..ix.offsets.len() {
             match self.chunk_data(i)? {
                 super::ChunkData::Stored(b) => {
                     offsets.push((out.len() - header_len) as i64);
                     out.extend_from_slice(&b);
                 }
-                super::ChunkData::Special(..) => offsets.push(self.offsets[i]),
+                super::ChunkData::Special(..) => offsets.push(ix.offsets[i]),
             }
         }
         h.cbytes = (out.len() - header_len) as i64;
@@ -673,10 +722,11 @@ impl Frame {
         fs::create_dir_all(path).map_err(|e| io_err("cannot create directory", path, e))?;
         let mut h = self.header.clone();
         h.frame_type = header::SPARSE;
-        let mut offsets = Vec::with_capacity(self.offsets.len());
+        let ix = self.index()?;
+        let mut offsets = Vec::with_capacity(ix.offsets.len());
         let mut cbytes = 0i64;
         let mut id = 0u64;
-        for i in 0..self.offsets.len() {
+        for i in 0..ix.offsets.len() {
             match self.chunk_data(i)? {
                 super::ChunkData::Stored(b) => {
                     write_file(&path.join(chunk_file_name(id)), &b, false)?;
@@ -684,7 +734,7 @@ impl Frame {
                     offsets.push(id as i64);
                     id += 1;
                 }
-                super::ChunkData::Special(..) => offsets.push(self.offsets[i]),
+                super::ChunkData::Special(..) => offsets.push(ix.offsets[i]),
             }
         }
         h.cbytes = cbytes;
@@ -730,17 +780,15 @@ impl Frame {
             }
             Store::Dir { .. } => {}
         }
-        Ok(Frame {
+        Ok(Frame::with_index(
             store,
             header,
-            offsets: Vec::new(),
-            spans: Vec::new(),
-            vlmeta: Vec::new(),
-            trailer_len: trailer.len() as u64,
+            Index::default(),
+            Vec::new(),
+            trailer.len() as u64,
             vl_blocks,
-            dead_bytes: 0,
-            legacy: false,
-        })
+            false,
+        ))
     }
 
     /// Rewrites the header in place after a same-size change of a metalayer (c-blosc2's rule:
@@ -778,7 +826,7 @@ impl Frame {
 
     /// Adds metalayers to a frame with no chunks (the header grows, so the frame is rebuilt).
     pub fn rebuild_empty(&mut self, header: FrameHeader) -> Result<()> {
-        if !self.offsets.is_empty() {
+        if self.nchunks() != 0 {
             bail!(
                 invalid,
                 "metalayers can only be added before the first chunk"

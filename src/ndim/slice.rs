@@ -6,6 +6,7 @@
 //! A write is read-modify-write of whole chunks, recompressed with the frame's parameters.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -160,7 +161,7 @@ struct ChunkWork {
 /// What a block's bytes come from.
 enum BlockSrc {
     /// Decoded bytes of the block (or of the whole chunk, when `base` locates the block in it).
-    Bytes { data: Vec<u8>, base: usize },
+    Bytes { data: Arc<Vec<u8>>, base: usize },
     /// One item repeated (special chunks).
     Item(Vec<u8>),
 }
@@ -303,7 +304,6 @@ impl<'a> Array<'a> {
 
     /// The sources of the blocks of one chunk that a slab needs.
     fn decode_blocks(&self, w: &ChunkWork) -> Result<Vec<BlockSrc>> {
-        let g = &self.geom;
         let ctx = format!("array chunk {}", w.index);
         if w.index >= self.schunk.nchunks() as i64 {
             bail!(
@@ -312,14 +312,40 @@ impl<'a> Array<'a> {
                 self.schunk.nchunks()
             );
         }
-        self.schunk.with_chunk(w.index, |data| match data {
+        let want: Vec<usize> = w.blocks.iter().map(|&(k, _)| k).collect();
+        let first = self
+            .schunk
+            .with_chunk_blocks(w.index, &want, |data| self.blocks_of(w, data, true))?;
+        match first {
+            Some(blocks) => Ok(blocks),
+            // Blosc2 blocks that are not the array's: decode the whole chunk, read whole.
+            None => self
+                .schunk
+                .with_chunk(w.index, |data| self.blocks_of(w, data, false))
+                .map(|b| b.unwrap_or_default()),
+        }
+    }
+
+    /// The blocks of chunk `w` a slab needs, from its data; `None` when `partial` data cannot
+    /// serve (the chunk's Blosc2 blocks are not the array's blocks).
+    fn blocks_of(
+        &self,
+        w: &ChunkWork,
+        data: ChunkData<'_>,
+        partial: bool,
+    ) -> Result<Option<Vec<BlockSrc>>> {
+        let g = &self.geom;
+        let ctx = format!("array chunk {}", w.index);
+        match data {
             ChunkData::Special(kind, n) => {
                 self.check_chunk_nbytes(n, &ctx)?;
                 let item = special_item(kind, g.itemsize);
-                Ok(w.blocks
-                    .iter()
-                    .map(|_| BlockSrc::Item(item.clone()))
-                    .collect())
+                Ok(Some(
+                    w.blocks
+                        .iter()
+                        .map(|_| BlockSrc::Item(item.clone()))
+                        .collect(),
+                ))
             }
             ChunkData::Stored(bytes) => {
                 let d = Decoder::new(&bytes).map_err(|e| e.context(&ctx))?;
@@ -328,17 +354,22 @@ impl<'a> Array<'a> {
                 let aligned = d.nblocks() == g.blocks_per_dim.iter().product::<i64>() as usize
                     && (0..d.nblocks()).all(|j| d.block_range(j).len() == bsize);
                 if d.special() != SpecialValue::None || !aligned {
+                    if partial {
+                        return Ok(None);
+                    }
                     // Not one Blosc2 block per array block: decode the whole chunk once.
                     let mut all = vec![0u8; d.header().nbytes];
                     d.decode_all(&mut all, None).map_err(|e| e.context(&ctx))?;
-                    return Ok(w
-                        .blocks
-                        .iter()
-                        .map(|(k, _)| BlockSrc::Bytes {
-                            data: all.clone(),
-                            base: k * bsize,
-                        })
-                        .collect());
+                    let all = Arc::new(all);
+                    return Ok(Some(
+                        w.blocks
+                            .iter()
+                            .map(|(k, _)| BlockSrc::Bytes {
+                                data: Arc::clone(&all),
+                                base: k * bsize,
+                            })
+                            .collect(),
+                    ));
                 }
                 let mut dref = None;
                 if d.needs_reference() && w.blocks.iter().any(|&(k, _)| k > 0) {
@@ -351,16 +382,20 @@ impl<'a> Array<'a> {
                     let mut b = vec![0u8; bsize];
                     d.decode_block(k, &mut b, dref.as_deref())
                         .map_err(|e| e.context(&ctx))?;
-                    Ok(BlockSrc::Bytes { data: b, base: 0 })
+                    Ok(BlockSrc::Bytes {
+                        data: Arc::new(b),
+                        base: 0,
+                    })
                 };
-                match self.schunk.context().pool().rayon() {
+                let blocks = match self.schunk.context().pool().rayon() {
                     Some(pool) if w.blocks.len() > 1 => {
-                        pool.install(|| w.blocks.par_iter().map(one).collect())
+                        pool.install(|| w.blocks.par_iter().map(one).collect::<Result<_>>())
                     }
-                    _ => w.blocks.iter().map(one).collect(),
-                }
+                    _ => w.blocks.iter().map(one).collect::<Result<_>>(),
+                }?;
+                Ok(Some(blocks))
             }
-        })
+        }
     }
 
     fn check_chunk_nbytes(&self, n: usize, ctx: &str) -> Result<()> {
