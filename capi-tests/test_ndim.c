@@ -101,7 +101,7 @@ int main(void) {
 
   /* Error classes. */
   int64_t start[3] = {0, 0, 0}, stop[3] = {1, 1, 1};
-  double one;
+  double one = 1.0;
   int64_t neg[3] = {-1, 0, 0}, past[3] = {D0 + 1, 1, 1}, rev_a[3] = {5, 0, 0}, rev_b[3] = {4, 1, 1};
   CHECK_STATUS(b2f_nd_get_slice(a, neg, stop, &one, sizeof one), B2F_ERR_INVALID_ARGUMENT);
   CHECK_STATUS(b2f_nd_get_slice(a, start, past, src, sizeof src), B2F_ERR_INVALID_ARGUMENT);

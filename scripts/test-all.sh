@@ -42,4 +42,7 @@ cmake -S capi-tests -B build/capi-valgrind -DB2F_CARGO_PROFILE=release -DB2F_VAL
 cmake --build build/capi-valgrind -j2 >/dev/null
 ctest --test-dir build/capi-valgrind --output-on-failure
 
+step "install (cmake --install), consumers via pkg-config and find_package, Go/Ruby/Python bindings"
+bash scripts/test-install.sh
+
 step "all tests passed"

@@ -457,6 +457,9 @@ impl<'a> Array<'a> {
     /// Writes `src` (C order) into the slab `[start, stop)`: every chunk it touches is read,
     /// changed and written back compressed.
     pub fn set_slice(&self, start: &[i64], stop: &[i64], src: &[u8]) -> Result<()> {
+        if !self.schunk.is_writable() {
+            bail!(read_only, "the frame was opened read-only");
+        }
         let g = &self.geom;
         let slab = g.check_slab(start, stop)?;
         let nbytes = slab.iter().product::<i64>() as usize * g.itemsize;

@@ -1,0 +1,3 @@
+module b2frame
+
+go 1.19

@@ -1,0 +1,106 @@
+//! Two processes: one appends to a contiguous frame file (and rewrites vlmeta), another opens
+//! and reads it over and over. Every successful read sees a prefix of the writer's committed
+//! chunks with the right content; a read that races with a commit may fail with a clear
+//! error (corrupt, format or I/O), never with garbage, a panic or an internal error.
+//!
+//! The writer is this test binary itself, re-run with `B2F_TWO_PROC_WRITER` set.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use b2frame::chunk::CParams;
+use b2frame::schunk::{CreateOptions, SChunk};
+use b2frame::Error;
+
+const CHUNK: usize = 8000;
+const NCHUNKS: u32 = 300;
+
+fn data(k: u32) -> Vec<u8> {
+    (0..CHUNK as u32 / 4)
+        .flat_map(|i| (i / 7 + k * 1000).to_le_bytes())
+        .collect()
+}
+
+#[test]
+fn two_process_writer_child() {
+    let Ok(path) = std::env::var("B2F_TWO_PROC_WRITER") else {
+        return; // not the child
+    };
+    let s = SChunk::open(Path::new(&path), true).unwrap();
+    for k in 0..NCHUNKS {
+        s.append(&data(k)).unwrap();
+        if k % 10 == 0 {
+            s.vlmeta_set("progress", k.to_string().as_bytes()).unwrap();
+        }
+    }
+}
+
+/// Opens and reads the whole frame once; `Ok(n)` with the chunk count seen.
+fn read_once(path: &Path) -> Result<usize, Error> {
+    let s = SChunk::open(path, false)?;
+    let n = s.nchunks();
+    for i in 0..n {
+        let got = s.get_chunk_vec(i as i64)?;
+        assert!(
+            got == data(i as u32),
+            "chunk {i} of {n}: content is not what the writer wrote"
+        );
+    }
+    if let Ok(v) = s.vlmeta_get("progress", 64) {
+        let p: u32 = String::from_utf8(v).unwrap().parse().unwrap();
+        assert!(
+            (p as usize) < n.max(1),
+            "vlmeta progress {p} ahead of {n} chunks"
+        );
+    }
+    Ok(n)
+}
+
+#[test]
+fn a_reader_sees_committed_prefixes_while_another_process_appends() {
+    let dir = std::env::temp_dir().join(format!("b2f-2proc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("shared.b2frame");
+    let opts = CreateOptions {
+        contiguous: true,
+        chunksize: CHUNK as i32,
+        params: CParams {
+            typesize: 4,
+            ..CParams::default()
+        },
+        sync: false,
+    };
+    drop(SChunk::create(Some(&path), &opts).unwrap());
+    let mut writer = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "two_process_writer_child", "--nocapture"])
+        .env("B2F_TWO_PROC_WRITER", &path)
+        .spawn()
+        .unwrap();
+    let (mut seen, mut ok, mut retries) = (0usize, 0usize, 0usize);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let done = writer.try_wait().unwrap().is_some();
+        match read_once(&path) {
+            Ok(n) => {
+                assert!(n >= seen, "the frame went back from {seen} to {n} chunks");
+                seen = n;
+                ok += 1;
+            }
+            Err(e @ (Error::Corrupt(_) | Error::Format(_) | Error::Io { .. })) => {
+                retries += 1;
+                assert!(!done, "the finished frame does not read: {e}");
+            }
+            Err(e) => panic!("a read failed with the wrong kind of error: {e:?}"),
+        }
+        if done {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the writer did not finish");
+    }
+    assert!(writer.wait().unwrap().success());
+    assert_eq!(read_once(&path).unwrap(), NCHUNKS as usize);
+    assert!(ok > 5, "only {ok} reads completed");
+    eprintln!("{ok} consistent reads, {retries} raced with a commit and were retried");
+    let _ = std::fs::remove_dir_all(&dir);
+}
