@@ -1,5 +1,6 @@
-//! One handle shared by many threads: readers on every core read chunks while a writer
-//! appends, updates and writes vlmetalayers; every read is checked.
+//! One handle shared by many threads: eight readers (at least; more on bigger machines) read
+//! random chunks and slices across chunk boundaries while a writer appends, updates and writes
+//! vlmetalayers, for a fixed number of operations; every read is checked.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -22,6 +23,14 @@ fn version_of(chunk: &[u8], i: usize) -> Option<u32> {
     (data(i, v) == chunk).then_some(v)
 }
 
+/// Whether `part` is the bytes `range` of some version of chunk `i`.
+fn is_part_of(part: &[u8], i: usize, range: std::ops::Range<usize>) -> bool {
+    let first = u32::from_le_bytes(part[..4].try_into().unwrap());
+    let k = range.start as u32 / 4;
+    let v = first.wrapping_sub(k / 9 + i as u32 * 1000) / 1_000_000;
+    data(i, v)[range] == *part
+}
+
 fn run(path: Option<&std::path::Path>, contiguous: bool) {
     let opts = CreateOptions {
         contiguous,
@@ -40,8 +49,8 @@ fn run(path: Option<&std::path::Path>, contiguous: bool) {
     let done = Arc::new(AtomicBool::new(false));
     let reads = Arc::new(AtomicUsize::new(0));
     let readers: Vec<_> = (0..std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .max(2))
+        .map_or(8, |n| n.get())
+        .max(8))
         .map(|t| {
             let (s, done, reads) = (Arc::clone(&s), Arc::clone(&done), Arc::clone(&reads));
             std::thread::spawn(move || {
@@ -52,6 +61,23 @@ fn run(path: Option<&std::path::Path>, contiguous: bool) {
                     k = k.wrapping_mul(31).wrapping_add(7);
                     let c = s.get_chunk_vec(i as i64).unwrap();
                     assert!(version_of(&c, i).is_some(), "chunk {i} read garbage");
+                    if i + 1 < n {
+                        // Items from the middle of chunk i to the middle of chunk i + 1.
+                        let per = (CHUNK / 4) as i64;
+                        let start = i as i64 * per + per / 2;
+                        let mut buf = vec![0u8; CHUNK];
+                        s.get_slice(start, start + per, &mut buf).unwrap();
+                        let half = CHUNK / 2;
+                        assert!(
+                            is_part_of(&buf[..half], i, half..CHUNK),
+                            "slice in chunk {i}"
+                        );
+                        assert!(
+                            is_part_of(&buf[half..], i + 1, 0..half),
+                            "slice in chunk {}",
+                            i + 1
+                        );
+                    }
                     if let Ok(v) = s.vlmeta_get("count", 64) {
                         assert!(v.len() == 8);
                     }

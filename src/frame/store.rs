@@ -27,7 +27,6 @@
 
 use std::borrow::Cow;
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -886,8 +885,10 @@ fn temp_path(path: &Path) -> PathBuf {
 }
 
 fn write_file(path: &Path, data: &[u8], sync: bool) -> Result<()> {
-    let mut f = File::create(path).map_err(|e| io_err("cannot create", path, e))?;
-    f.write_all(data)
+    let f = File::create(path).map_err(|e| io_err("cannot create", path, e))?;
+    // Positional writes, like every other write of the library (one kind of system call to
+    // watch or fault in tests).
+    f.write_all_at(data, 0)
         .map_err(|e| io_err("cannot write", path, e))?;
     if sync {
         f.sync_all().map_err(|e| io_err("cannot sync", path, e))?;
