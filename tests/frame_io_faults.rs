@@ -191,7 +191,6 @@ fn fault_at_every_write(contiguous: bool, errno: &str) {
         }
     }
     let exe = std::env::current_exe().unwrap();
-    let mut faults = 0;
     for k in 1..3000 {
         let path = dir.join(format!("run{k}.b2frame"));
         copy_tree(&pristine, &path);
@@ -226,6 +225,7 @@ fn fault_at_every_write(contiguous: bool, errno: &str) {
         let _ = std::fs::remove_file(&path);
         if failed == 0 {
             // K is past the last write: every operation ran.
+            let faults = k - 1;
             assert!(faults > 10, "only {faults} fault points");
             eprintln!(
                 "{} frame, {errno}: {faults} fault points, each left the frame as it was",
@@ -234,7 +234,6 @@ fn fault_at_every_write(contiguous: bool, errno: &str) {
             let _ = std::fs::remove_dir_all(&dir);
             return;
         }
-        faults += 1;
     }
     panic!("the writer never ran without a fault");
 }
