@@ -45,4 +45,7 @@ ctest --test-dir build/capi-valgrind --output-on-failure
 step "install (cmake --install), consumers via pkg-config and find_package, Go/Ruby/Python bindings"
 bash scripts/test-install.sh
 
+step "fuzz smoke: every target for 10 s (fuzz/run.sh; longer runs are recorded in fuzz/RUNS.md)"
+bash fuzz/run.sh --no-record 10
+
 step "all tests passed"

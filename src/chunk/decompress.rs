@@ -567,6 +567,9 @@ impl<'a> Decoder<'a> {
                 continue;
             }
             let next = match cur {
+                // After a delta the data is in `out`: go through a scratch buffer (and copy
+                // back below), as c-blosc2 does.
+                Buf::Out => Buf::A,
                 _ if i == last => Buf::Out,
                 Buf::A => Buf::B,
                 _ => Buf::A,

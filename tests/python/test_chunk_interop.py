@@ -29,6 +29,9 @@ PIPELINES = {
     "shuffle": ([F.SHUFFLE], [0]),
     "bitshuffle": ([F.BITSHUFFLE], [0]),
     "delta+shuffle": ([F.DELTA, F.SHUFFLE], [0, 0]),
+    # Decoding undoes the delta first, then the shuffle (a fuzzer finding: see
+    # tests/fuzz_regressions.rs).
+    "shuffle+delta": ([F.SHUFFLE, F.DELTA], [0, 0]),
     "trunc_prec": ([F.TRUNC_PREC, F.SHUFFLE], [13, 0]),
     "bytedelta": ([F.SHUFFLE, F.BYTEDELTA], [0, 0]),
 }
@@ -102,6 +105,14 @@ def test_c_blosc2_chunks_decode_here(codec, pipeline):
             continue
         data = dataset(kind, size, typesize, seed=size)
         chunk = theirs(data, codec, clevel, pipeline, typesize, split)
+        if pipeline == "shuffle+delta" and size % typesize:
+            # c-blosc2 leaves the bytes past the last whole item unwritten when it encodes and
+            # reads uninitialized memory when it decodes them (its output varies from run to
+            # run): only the whole items are defined.
+            cut = size - size % typesize
+            assert b2frame.decompress(chunk)[:cut] == data[:cut], (kind, size, typesize, clevel)
+            n += 1
+            continue
         expected = blosc2.decompress2(chunk)
         assert b2frame.decompress(chunk) == expected, (kind, size, typesize, clevel, split)
         assert b2frame.decompress(chunk, nthreads=2) == expected
@@ -121,6 +132,8 @@ def test_our_chunks_decode_in_c_blosc2(codec, pipeline):
     for typesize, kind, size, clevel, split, nthreads in cases(KINDS, nthreads=(1, 2)):
         if not valid(pipeline, typesize):
             continue
+        if pipeline == "shuffle+delta" and size % typesize:
+            continue  # c-blosc2 reads uninitialized memory decoding these (see above)
         data = dataset(kind, size, typesize, seed=size + 1)
         chunk = b2frame.compress(data, ours_params(codec, clevel, pipeline, typesize, split, nthreads))
         out = blosc2.decompress2(chunk)
@@ -139,7 +152,7 @@ def test_chunks_are_byte_identical_to_c_blosc2(codec, pipeline):
     for typesize, kind, size, clevel, split, _ in cases(KINDS, splits=(1, 2, 3, 4)):
         if not valid(pipeline, typesize):
             continue
-        if pipeline in ("delta+shuffle", "trunc_prec") and size % typesize:
+        if pipeline in ("delta+shuffle", "shuffle+delta", "trunc_prec") and size % typesize:
             # c-blosc2 leaves the bytes past the last whole item unwritten in these filters
             # (its output there is whatever was in its buffer); b2frame copies them through.
             continue

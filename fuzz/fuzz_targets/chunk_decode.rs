@@ -1,0 +1,43 @@
+//! Any bytes as a Blosc chunk: the engine's decoder (whole and block by block) and the C
+//! entry points `b2f_chunk_sizes` and `b2f_decompress`. Nothing may panic or read out of bounds.
+#![no_main]
+
+use b2frame::chunk::decompress::{decompress_to_vec, Decoder};
+use libfuzzer_sys::fuzz_target;
+
+const MAX_OUT: usize = 1 << 22;
+
+fuzz_target!(|data: &[u8]| {
+    let _ = decompress_to_vec(data, MAX_OUT);
+    if let Ok(d) = Decoder::new(data) {
+        if d.header().nbytes <= MAX_OUT {
+            let mut out = vec![0u8; d.header().nbytes];
+            let _ = d.decode_all(&mut out, None);
+            for j in 0..d.nblocks().min(8) {
+                let mut b = vec![0u8; d.block_range(j).len()];
+                let _ = d.decode_block(j, &mut b, None);
+            }
+        }
+    }
+    let (mut nbytes, mut cbytes, mut blocksize) = (0usize, 0usize, 0usize);
+    // SAFETY: valid pointers and lengths for the duration of the calls.
+    unsafe {
+        b2frame::capi::b2f_chunk_sizes(
+            data.as_ptr().cast(),
+            data.len(),
+            &mut nbytes,
+            &mut cbytes,
+            &mut blocksize,
+        );
+        let mut out = vec![0u8; 1 << 16];
+        let mut n = 0usize;
+        let st = b2frame::capi::b2f_decompress(
+            data.as_ptr().cast(),
+            data.len(),
+            out.as_mut_ptr().cast(),
+            out.len(),
+            &mut n,
+        );
+        assert_ne!(st, b2frame::capi::B2F_ERR_INTERNAL);
+    }
+});
