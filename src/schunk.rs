@@ -698,7 +698,7 @@ impl SChunk {
     fn make_variable(&self, f: &mut Frame) -> Result<()> {
         let ts = f.header.typesize as usize;
         for i in 0..f.nchunks() {
-            if let Entry::Special(kind) = index::entry(f.index()?.offsets[i])? {
+            if let Entry::Special(kind) = index::entry(f.index()?.raw(i))? {
                 let n = f.chunk_nbytes(i)?;
                 let c = chunk::special::build(kind, n, ts, self.ctx.blocksize_for(n), None)?;
                 f.commit(Some(&c), |p, loc| {

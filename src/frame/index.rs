@@ -38,6 +38,49 @@ pub fn special_raw(kind: SpecialValue) -> i64 {
     ((1u64 << 63) | ((kind as u64) << 56)) as i64
 }
 
+/// An index up to this size is decoded whatever its compressed size.
+pub const INDEX_FREE_BYTES: usize = 64 << 20;
+/// Beyond `INDEX_FREE_BYTES`, the most decoded index bytes allowed per compressed byte. The
+/// index is always BloscLZ + shuffle, which stays under ~250:1 even for a frame of nothing but
+/// special chunks; a few hundred bytes claiming gigabytes of offsets are forged.
+pub const MAX_INDEX_RATIO: usize = 1024;
+
+/// Refuses to allocate an index out of proportion to the bytes that hold it.
+pub fn check_size(nbytes: usize, cbytes: usize) -> Result<()> {
+    if nbytes > INDEX_FREE_BYTES && nbytes / cbytes.max(1) > MAX_INDEX_RATIO {
+        bail!(
+            no_memory,
+            "frame index: {cbytes} compressed bytes claim {nbytes} bytes of offsets, more than \
+             {MAX_INDEX_RATIO}:1 beyond {} MiB",
+            INDEX_FREE_BYTES >> 20
+        );
+    }
+    Ok(())
+}
+
+/// The one value of an index stored as a special chunk (zeros, or a repeated 8-byte value as
+/// c-blosc2's fill_special writes it), `None` for an ordinary index chunk.
+pub fn uniform_value(index_chunk: &[u8]) -> Result<Option<i64>> {
+    let h = chunk::ChunkHeader::parse(index_chunk).map_err(|e| e.context("frame index"))?;
+    match h.special().map_err(|e| e.context("frame index"))? {
+        SpecialValue::None => Ok(None),
+        SpecialValue::Zero => Ok(Some(0)),
+        SpecialValue::Value => {
+            let at = h.header_len();
+            match index_chunk.get(at..at + 8) {
+                Some(v) if h.typesize == 8 => {
+                    Ok(Some(i64::from_le_bytes(v.try_into().unwrap_or([0; 8]))))
+                }
+                _ => bail!(
+                    corrupt,
+                    "frame index: repeated-value index chunk without an 8-byte value"
+                ),
+            }
+        }
+        k => bail!(corrupt, "frame index: stored as a {k:?} special chunk"),
+    }
+}
+
 /// Decodes the index chunk into exactly `nchunks` raw values.
 pub fn decode(index_chunk: &[u8], nchunks: usize) -> Result<Vec<i64>> {
     let want = nchunks

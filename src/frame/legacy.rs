@@ -130,6 +130,7 @@ pub fn parse(store: Store, avail: u64) -> Result<Frame> {
                 ih.nbytes
             );
         }
+        super::index::check_size(ih.nbytes, ih.cbytes)?;
         let raw = chunk::decompress_to_vec(&store.read(ipos, ih.cbytes as u64)?, ih.nbytes)?;
         for (i, o) in raw.chunks_exact(offset_size).enumerate() {
             let v = match offset_size {
@@ -175,7 +176,7 @@ pub fn parse(store: Store, avail: u64) -> Result<Frame> {
     Ok(Frame::with_index(
         store,
         header,
-        super::Index { offsets, spans },
+        super::Index::List { offsets, spans },
         Vec::new(),
         0,
         false,

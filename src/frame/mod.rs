@@ -52,13 +52,62 @@ pub struct Frame {
 }
 
 /// The chunk index of a frame.
-#[derive(Clone, Debug, Default)]
-pub struct Index {
-    /// One raw index value per chunk (offset, chunk-file id, or special).
-    pub offsets: Vec<i64>,
-    /// Per chunk, an upper bound of its stored length (contiguous frames), so a chunk is read
-    /// with one positioned read. 0 for special entries and sparse frames.
-    pub spans: Vec<u32>,
+#[derive(Clone, Debug)]
+pub enum Index {
+    /// Per chunk, its raw index value (offset, chunk-file id, or special) and an upper bound
+    /// of its stored length (contiguous frames), so a chunk is read with one positioned read;
+    /// the bound is 0 for special entries and sparse frames.
+    List { offsets: Vec<i64>, spans: Vec<u32> },
+    /// Every chunk has the same raw value. c-blosc2's fill_special writes the index as one
+    /// repeated-value chunk, so a few bytes can stand for 2^28 chunks: kept as that value,
+    /// never expanded for reading.
+    Uniform { raw: i64, span: u32, len: usize },
+}
+
+impl Default for Index {
+    fn default() -> Index {
+        Index::List {
+            offsets: Vec::new(),
+            spans: Vec::new(),
+        }
+    }
+}
+
+impl Index {
+    pub fn len(&self) -> usize {
+        match self {
+            Index::List { offsets, .. } => offsets.len(),
+            Index::Uniform { len, .. } => *len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The raw index value of chunk `i` (< `len()`).
+    pub fn raw(&self, i: usize) -> i64 {
+        match self {
+            Index::List { offsets, .. } => offsets[i],
+            Index::Uniform { raw, .. } => *raw,
+        }
+    }
+
+    /// The stored-length bound of chunk `i` (< `len()`).
+    pub fn span(&self, i: usize) -> u32 {
+        match self {
+            Index::List { spans, .. } => spans[i],
+            Index::Uniform { span, .. } => *span,
+        }
+    }
+
+    /// The index as per-chunk lists, for a change (this expands a uniform index).
+    pub fn to_lists(&self) -> (Vec<i64>, Vec<u32>) {
+        match self {
+            Index::List { offsets, spans } => (offsets.clone(), spans.clone()),
+            Index::Uniform { raw, span, len } => (vec![*raw; *len], vec![*span; *len]),
+        }
+    }
 }
 
 /// The index chunk of a frame not loaded yet: its place and what it must decode to.
@@ -96,7 +145,7 @@ impl Frame {
         Frame {
             store,
             header,
-            nchunks: index.offsets.len(),
+            nchunks: index.len(),
             index: OnceLock::from(index),
             index_source: None,
             vlmeta,
@@ -144,7 +193,7 @@ impl Frame {
 
     /// Replaces the index (after a commit).
     pub fn set_index(&mut self, ix: Index) {
-        self.nchunks = ix.offsets.len();
+        self.nchunks = ix.len();
         self.index = OnceLock::from(ix);
         self.index_source = None;
     }
@@ -186,7 +235,7 @@ impl Frame {
 
     /// The stored bytes of chunk `i`, or the special value it stands for.
     pub fn chunk_data(&self, i: usize) -> Result<ChunkData<'_>> {
-        match index::entry(self.index()?.offsets[i])? {
+        match index::entry(self.index()?.raw(i))? {
             Entry::Special(kind) => Ok(ChunkData::Special(kind, self.special_nbytes(i)?)),
             Entry::At(at) => {
                 let bytes = match &self.store {
@@ -209,7 +258,7 @@ impl Frame {
     /// does not pay (most blocks wanted, dictionaries, variable-length blocks) or that look
     /// unusual (the full read's checks then report them).
     pub fn read_chunk_blocks(&self, i: usize, want: &[usize], buf: &mut Vec<u8>) -> Result<bool> {
-        match (&self.store, index::entry(self.index()?.offsets[i])?) {
+        match (&self.store, index::entry(self.index()?.raw(i))?) {
             (Store::File { .. }, Entry::At(off)) => {
                 if !self.read_blocks(off, want, buf)? {
                     return Ok(false);
@@ -346,7 +395,7 @@ impl Frame {
     fn read_contiguous_chunk(&self, i: usize, off: u64) -> Result<Cow<'_, [u8]>> {
         let start = self.header.header_len as u64 + off;
         let end = self.data_end();
-        let span = u64::from(self.index()?.spans[i])
+        let span = u64::from(self.index()?.span(i))
             .min(end - start)
             .min(self.max_chunk_len());
         let first = self
@@ -376,7 +425,7 @@ impl Frame {
 
     /// The special value chunk `i` stands for (`None` for data), reading only its header.
     pub fn chunk_special(&self, i: usize) -> Result<SpecialValue> {
-        match index::entry(self.index()?.offsets[i])? {
+        match index::entry(self.index()?.raw(i))? {
             Entry::Special(kind) => Ok(kind),
             Entry::At(at) => {
                 let head = match &self.store {
@@ -397,7 +446,7 @@ impl Frame {
 
     /// The uncompressed size of chunk `i`.
     pub fn chunk_nbytes(&self, i: usize) -> Result<usize> {
-        match index::entry(self.index()?.offsets[i])? {
+        match index::entry(self.index()?.raw(i))? {
             Entry::Special(_) => self.special_nbytes(i),
             Entry::At(_) => match self.chunk_data(i)? {
                 ChunkData::Stored(b) => Ok(ChunkHeader::parse(&b)?.nbytes),

@@ -241,13 +241,12 @@ impl Frame {
             };
             let mut f =
                 Frame::parse(store, size, true).map_err(|e| e.context(index_path.display()))?;
-            let next = f
-                .index()?
-                .offsets
-                .iter()
-                .filter(|&&o| o >= 0)
+            let ix = f.index()?;
+            let next = (0..ix.len())
+                .map(|i| ix.raw(i))
+                .filter(|&o| o >= 0)
                 .max()
-                .map_or(0, |&m| m as u64 + 1);
+                .map_or(0, |m| m as u64 + 1);
             if let Store::Dir { next_id, .. } = &mut f.store {
                 *next_id = next;
             }
@@ -396,6 +395,10 @@ impl Frame {
                 header::MAX_NCHUNKS
             );
         }
+        // A special index chunk is held as its one value; any other is decoded whole.
+        if ih.special()? == crate::chunk::SpecialValue::None {
+            index::check_size(ih.nbytes, ih.cbytes)?;
+        }
         if ih.nbytes != nchunks * 8 {
             bail!(
                 corrupt,
@@ -418,10 +421,9 @@ impl Frame {
     pub(super) fn load_index(&self, src: IndexSource) -> Result<Index> {
         let sparse = self.is_sparse();
         let ibytes = self.store.read(src.pos, src.cbytes)?;
-        let offsets = index::decode(&ibytes, src.nchunks)?;
         let data_len = self.header.cbytes as u64;
-        for (i, &o) in offsets.iter().enumerate() {
-            match index::entry(o).map_err(|e| e.context(format_args!("chunk {i}")))? {
+        let check = |i: usize, raw: i64| -> Result<()> {
+            match index::entry(raw).map_err(|e| e.context(format_args!("chunk {i}")))? {
                 index::Entry::At(v) if !sparse => {
                     if v + crate::chunk::EXTENDED_HEADER_LEN as u64 > data_len {
                         bail!(
@@ -440,22 +442,40 @@ impl Frame {
                 }
                 index::Entry::Special(_) => {}
             }
+            Ok(())
+        };
+        if let Some(raw) = index::uniform_value(&ibytes)? {
+            check(0, raw)?;
+            let span = if sparse {
+                0
+            } else {
+                compute_spans(&[raw], data_len)[0]
+            };
+            return Ok(Index::Uniform {
+                raw,
+                span,
+                len: src.nchunks,
+            });
+        }
+        let offsets = index::decode(&ibytes, src.nchunks)?;
+        for (i, &o) in offsets.iter().enumerate() {
+            check(i, o)?;
         }
         let spans = if sparse {
             vec![0; offsets.len()]
         } else {
             compute_spans(&offsets, data_len)
         };
-        Ok(Index { offsets, spans })
+        Ok(Index::List { offsets, spans })
     }
 
     /// Starts a change from the committed state.
     pub fn pending(&self) -> Result<Pending> {
-        let ix = self.index()?;
+        let (offsets, spans) = self.index()?.to_lists();
         Ok(Pending {
             header: self.header.clone(),
-            offsets: ix.offsets.clone(),
-            spans: ix.spans.clone(),
+            offsets,
+            spans,
             vlmeta: self.vlmeta.clone(),
             removed: Vec::new(),
         })
@@ -526,7 +546,7 @@ impl Frame {
         }
         self.trailer_len = trailer.len() as u64;
         self.header = p.header;
-        self.set_index(Index {
+        self.set_index(Index::List {
             offsets: p.offsets,
             spans: p.spans,
         });
@@ -672,7 +692,7 @@ impl Frame {
         }
         self.trailer_len = trailer::encode(&p.vlmeta).len() as u64;
         self.header = p.header;
-        self.set_index(Index {
+        self.set_index(Index::List {
             offsets: p.offsets,
             spans: p.spans,
         });
@@ -688,14 +708,14 @@ impl Frame {
         let mut out = h.encode();
         let header_len = out.len();
         let ix = self.index()?;
-        let mut offsets = Vec::with_capacity(ix.offsets.len());
-        for i in 0..ix.offsets.len() {
+        let mut offsets = Vec::with_capacity(ix.len());
+        for i in 0..ix.len() {
             match self.chunk_data(i)? {
                 super::ChunkData::Stored(b) => {
                     offsets.push((out.len() - header_len) as i64);
                     out.extend_from_slice(&b);
                 }
-                super::ChunkData::Special(..) => offsets.push(ix.offsets[i]),
+                super::ChunkData::Special(..) => offsets.push(ix.raw(i)),
             }
         }
         h.cbytes = (out.len() - header_len) as i64;
@@ -722,10 +742,10 @@ impl Frame {
         let mut h = self.header.clone();
         h.frame_type = header::SPARSE;
         let ix = self.index()?;
-        let mut offsets = Vec::with_capacity(ix.offsets.len());
+        let mut offsets = Vec::with_capacity(ix.len());
         let mut cbytes = 0i64;
         let mut id = 0u64;
-        for i in 0..ix.offsets.len() {
+        for i in 0..ix.len() {
             match self.chunk_data(i)? {
                 super::ChunkData::Stored(b) => {
                     write_file(&path.join(chunk_file_name(id)), &b, false)?;
@@ -733,7 +753,7 @@ impl Frame {
                     offsets.push(id as i64);
                     id += 1;
                 }
-                super::ChunkData::Special(..) => offsets.push(ix.offsets[i]),
+                super::ChunkData::Special(..) => offsets.push(ix.raw(i)),
             }
         }
         h.cbytes = cbytes;

@@ -94,11 +94,8 @@ pub fn info(path: &Path, s: &SChunk, json: bool) -> String {
         }
     }
     let nspecial: usize = specials.iter().map(|e| e.1).sum();
-    let ratio = if i.cbytes > 0 {
-        i.nbytes as f64 / i.cbytes as f64
-    } else {
-        0.0
-    };
+    // No ratio when nothing is stored (an empty frame, or only special chunks).
+    let ratio = (i.cbytes > 0).then(|| i.nbytes as f64 / i.cbytes as f64);
     let metas: Vec<Layer> = s
         .meta_names()
         .into_iter()
@@ -152,7 +149,10 @@ pub fn info(path: &Path, s: &SChunk, json: bool) -> String {
         field("nchunks", i.nchunks.to_string());
         field("nbytes", i.nbytes.to_string());
         field("cbytes", i.cbytes.to_string());
-        field("ratio", format!("{ratio:.3}"));
+        field(
+            "ratio",
+            ratio.map_or_else(|| "null".to_string(), |r| format!("{r:.3}")),
+        );
         field("special_chunks", nspecial.to_string());
         field(
             "special_kinds",
@@ -294,7 +294,10 @@ pub fn info(path: &Path, s: &SChunk, json: bool) -> String {
         i.cbytes,
         human(i.cbytes.max(0) as u64)
     );
-    let _ = writeln!(o, "ratio         {ratio:.2}x");
+    let _ = match ratio {
+        Some(r) => writeln!(o, "ratio         {r:.2}x"),
+        None => writeln!(o, "ratio         - (no chunk data stored)"),
+    };
     for (title, v) in [("metalayers", &metas), ("vlmetalayers", &vlmetas)] {
         if v.is_empty() {
             let _ = writeln!(o, "{title:<13} none");
