@@ -23,8 +23,8 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   fi
 fi
 
-if ! .venv/bin/python -c 'import blosc2, numpy, pytest; assert blosc2.__version__ == "4.14.1"' >/dev/null 2>&1; then
+if ! .venv/bin/python -c 'import blosc2, numpy, pytest, xdist; assert blosc2.__version__ == "4.14.1"' >/dev/null 2>&1; then
   python3 -m venv .venv
-  .venv/bin/pip install -q --disable-pip-version-check blosc2==4.14.1 numpy pytest
+  .venv/bin/pip install -q --disable-pip-version-check blosc2==4.14.1 numpy pytest pytest-xdist
 fi
 echo "dependencies ready"

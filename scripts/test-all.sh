@@ -21,16 +21,19 @@ if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
   git -C "$root" diff --exit-code -- include/b2frame.h
 fi
 
+# Release profile: shares the build above (the engine's tests with debug assertions and
+# overflow checks run in the AddressSanitizer step below and in the fuzz targets).
 step "cargo test"
-cargo test --no-fail-fast 2>&1 | tee "$root/target/cargo-test.log"
+cargo test --release --no-fail-fast 2>&1 | tee "$root/target/cargo-test.log"
 
 step "engine tests under AddressSanitizer (miri cannot run on the stable toolchain; this checks the SIMD kernels' and codecs' memory accesses instead)"
-RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zsanitizer=address" CARGO_TARGET_DIR=target/asan \
+RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zsanitizer=address -Cdebug-assertions -Coverflow-checks" \
+  CARGO_TARGET_DIR=target/asan \
   cargo test --release --target x86_64-unknown-linux-gnu --lib --test chunk_bad_input \
   --test c_blosc2_regressions --test fuzz_regressions --test ndim_roundtrip --test ndim_partial
 
 step "pytest (interop with c-blosc2)"
-B2F_LIB=$root/target/release/libb2frame.so "$B2F_PYTHON" -m pytest -q tests/python
+B2F_LIB=$root/target/release/libb2frame.so "$B2F_PYTHON" -m pytest -q -n 2 tests/python
 
 step "C API harness (ctest)"
 cmake -S capi-tests -B build/capi -DB2F_CARGO_PROFILE=release >/dev/null

@@ -70,3 +70,44 @@ impl std::fmt::Debug for Pool {
             .finish()
     }
 }
+
+/// Buffers kept between calls (up to `max_bytes` of them), so work split over blocks does not
+/// allocate, zero and fault in fresh memory for every block.
+pub struct BufferStash {
+    spare: Mutex<Vec<Vec<u8>>>,
+    max_bytes: usize,
+}
+
+impl BufferStash {
+    pub const fn new(max_bytes: usize) -> BufferStash {
+        BufferStash {
+            spare: Mutex::new(Vec::new()),
+            max_bytes,
+        }
+    }
+
+    /// A buffer of `len` bytes; what it holds is stale data the caller overwrites.
+    pub fn take(&self, len: usize) -> Vec<u8> {
+        let mut b = self
+            .spare
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+            .unwrap_or_default();
+        b.resize(len, 0);
+        b
+    }
+
+    /// Keeps `buffers` for later calls, as far as the byte limit allows.
+    pub fn give_back(&self, buffers: impl IntoIterator<Item = Vec<u8>>) {
+        let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
+        let mut held: usize = spare.iter().map(Vec::capacity).sum();
+        for b in buffers {
+            if held + b.capacity() > self.max_bytes {
+                break;
+            }
+            held += b.capacity();
+            spare.push(b);
+        }
+    }
+}

@@ -15,7 +15,7 @@ use super::{EXTENDED_HEADER_LEN, MAX_BLOCKSIZE, MAX_BUFFERSIZE, MAX_OVERHEAD};
 use crate::codecs;
 use crate::error::{Error, Result};
 use crate::filters;
-use crate::pool::Pool;
+use crate::pool::{BufferStash, Pool};
 
 /// Types larger than this are compressed as a stream of bytes (c-blosc2's `BLOSC_MAX_TYPESIZE`).
 const MAX_SPLIT_TYPESIZE: usize = 255;
@@ -429,27 +429,46 @@ impl Context {
             (0..plan.nblocks)
                 .into_par_iter()
                 .map(|j| {
-                    let mut out = take_buffer(plan.block_range(j).len() + 5 * plan.nstreams(j));
+                    let mut out = BUFFERS.take(plan.block_range(j).len() + 5 * plan.nstreams(j));
                     let n = self.compress_block(plan, j, src, dict, &mut out)?;
                     Ok((out, n))
                 })
                 .collect::<Result<_>>()
         })?;
-        // Lay the blocks out in order, so the chunk does not depend on the thread count.
-        let mut fits = true;
+        // Lay the blocks out in order, so the chunk does not depend on the thread count; the
+        // copies into place run in parallel too.
+        let mut parts: Vec<&[u8]> = Vec::with_capacity(blocks.len());
+        let start = pos;
         for (j, (block, n)) in blocks.iter().enumerate() {
             match n {
-                Some(n) if fits && pos + n <= dst.len() => {
+                Some(n) if pos + n <= dst.len() => {
                     let at = EXTENDED_HEADER_LEN + 4 * j;
                     dst[at..at + 4].copy_from_slice(&(pos as i32).to_le_bytes());
-                    dst[pos..pos + n].copy_from_slice(&block[..*n]);
+                    parts.push(&block[..*n]);
                     pos += n;
                 }
-                _ => fits = false,
+                _ => {
+                    drop(parts);
+                    BUFFERS.give_back(blocks.into_iter().map(|(b, _)| b));
+                    return Ok(None);
+                }
             }
         }
-        give_back_buffers(blocks.into_iter().map(|(b, _)| b));
-        Ok(fits.then_some(pos))
+        let mut rest = &mut dst[start..pos];
+        let mut copies = Vec::with_capacity(parts.len());
+        for block in &parts {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(block.len());
+            copies.push((head, *block));
+            rest = tail;
+        }
+        pool.install(|| {
+            copies
+                .into_par_iter()
+                .for_each(|(to, from)| to.copy_from_slice(from))
+        });
+        drop(parts);
+        BUFFERS.give_back(blocks.into_iter().map(|(b, _)| b));
+        Ok(Some(pos))
     }
 
     /// Filters and compresses block `j` into `out` as its streams (csize + data each).
@@ -688,32 +707,8 @@ struct Dict {
     zstd: Option<codecs::zstd::CDict>,
 }
 
-/// Block output buffers kept between calls, so parallel compression does not allocate (and
-/// fault in) fresh memory for every block.
-static BUFFERS: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
-
-fn take_buffer(len: usize) -> Vec<u8> {
-    let mut b = BUFFERS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .pop()
-        .unwrap_or_default();
-    if b.len() < len {
-        b.resize(len, 0);
-    }
-    b.truncate(len);
-    b
-}
-
-fn give_back_buffers(buffers: impl Iterator<Item = Vec<u8>>) {
-    let mut stash = BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
-    for b in buffers {
-        // Keep a bounded number of buffers of bounded size.
-        if stash.len() < 64 && b.capacity() <= 8 << 20 {
-            stash.push(b);
-        }
-    }
-}
+/// Block output buffers kept between calls (enough for a 64 MiB chunk).
+static BUFFERS: BufferStash = BufferStash::new(80 << 20);
 
 /// Whether every byte of `s` equals the first (c-blosc2 stores such streams as runs).
 fn is_run(s: &[u8]) -> bool {

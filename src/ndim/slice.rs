@@ -15,11 +15,16 @@ use crate::chunk::decompress::Decoder;
 use crate::chunk::{self, SpecialValue};
 use crate::error::{Error, Result};
 use crate::frame::ChunkData;
+use crate::pool::BufferStash;
 use crate::schunk::{CreateOptions, SChunk};
 
 /// Largest slab a single read or write buffers chunks for (decoded blocks are processed in
 /// batches of about this many bytes).
-const BATCH_BYTES: usize = 64 << 20;
+const BATCH_BYTES: usize = 16 << 20;
+
+/// Decoded-block buffers kept for the next batch: fresh ones would be zeroed and faulted in
+/// for every block, about a tenth of a large slab read.
+static BLOCK_BUFFERS: BufferStash = BufferStash::new(32 << 20);
 
 /// Derived sizes of an array, all products overflow-checked.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -294,11 +299,16 @@ impl<'a> Array<'a> {
             }
             _ => batch.iter().map(decode).collect::<Result<_>>()?,
         };
+        let mut done = Vec::new();
         for (w, blocks) in batch.iter().zip(decoded) {
             for ((_, bc), src) in w.blocks.iter().zip(blocks) {
                 self.copy_block(&w.coords, bc, &src, start, slab, dst);
+                if let BlockSrc::Bytes { data, .. } = src {
+                    done.extend(Arc::try_unwrap(data).ok());
+                }
             }
         }
+        BLOCK_BUFFERS.give_back(done);
         Ok(())
     }
 
@@ -373,13 +383,13 @@ impl<'a> Array<'a> {
                 }
                 let mut dref = None;
                 if d.needs_reference() && w.blocks.iter().any(|&(k, _)| k > 0) {
-                    let mut b0 = vec![0u8; bsize];
+                    let mut b0 = BLOCK_BUFFERS.take(bsize);
                     d.decode_block(0, &mut b0, None)
                         .map_err(|e| e.context(&ctx))?;
                     dref = Some(b0);
                 }
                 let one = |&(k, _): &(usize, Vec<i64>)| -> Result<BlockSrc> {
-                    let mut b = vec![0u8; bsize];
+                    let mut b = BLOCK_BUFFERS.take(bsize);
                     d.decode_block(k, &mut b, dref.as_deref())
                         .map_err(|e| e.context(&ctx))?;
                     Ok(BlockSrc::Bytes {
@@ -442,15 +452,31 @@ impl<'a> Array<'a> {
         }
         let bstr = c_strides(&g.blockshape);
         let dstr = c_strides(slab);
-        let run = (hi[nd - 1] - lo[nd - 1]) as usize;
-        let mut outer_hi = hi.clone();
-        outer_hi[nd - 1] = lo[nd - 1] + 1;
-        let outer_hi_incl: Vec<i64> = outer_hi.iter().map(|&h| h - 1).collect();
-        for p in grid(&lo, &outer_hi_incl) {
-            let s: i64 = (0..nd).map(|d| (p[d] - origin[d]) * bstr[d]).sum();
-            let t: i64 = (0..nd).map(|d| (p[d] - start[d]) * dstr[d]).sum();
-            let (s, t) = (s as usize * isz, t as usize * isz);
-            put(src, s, run * isz, &mut dst[t..t + run * isz]);
+        let run = (hi[nd - 1] - lo[nd - 1]) as usize * isz;
+        // Walk the rows (all dims but the last) in C order, keeping the source and destination
+        // item offsets up to date instead of recomputing them per row.
+        let mut p = lo.clone();
+        let mut s: i64 = (0..nd).map(|d| (lo[d] - origin[d]) * bstr[d]).sum();
+        let mut t: i64 = (0..nd).map(|d| (lo[d] - start[d]) * dstr[d]).sum();
+        loop {
+            let (from, to) = (s as usize * isz, t as usize * isz);
+            put(src, from, run, &mut dst[to..to + run]);
+            let mut d = nd - 1;
+            loop {
+                if d == 0 {
+                    return;
+                }
+                d -= 1;
+                if p[d] + 1 < hi[d] {
+                    p[d] += 1;
+                    s += bstr[d];
+                    t += dstr[d];
+                    break;
+                }
+                s -= (p[d] - lo[d]) * bstr[d];
+                t -= (p[d] - lo[d]) * dstr[d];
+                p[d] = lo[d];
+            }
         }
     }
 
