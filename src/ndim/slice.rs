@@ -429,11 +429,26 @@ impl<'a> Array<'a> {
         slab: &[i64],
         dst: &mut [u8],
     ) {
+        self.block_rows(cc, bc, start, slab, |from, to, run| {
+            put(src, from, run, &mut dst[to..to + run])
+        });
+    }
+
+    /// Calls `row(block_offset, slab_offset, len)` (in bytes) for every run of items that
+    /// block `bc` of chunk `cc` and the slab `[start, start + slab)` share, in C order.
+    fn block_rows(
+        &self,
+        cc: &[i64],
+        bc: &[i64],
+        start: &[i64],
+        slab: &[i64],
+        mut row: impl FnMut(usize, usize, usize),
+    ) {
         let g = &self.geom;
         let nd = g.ndim();
         let isz = g.itemsize;
         if nd == 0 {
-            put(src, 0, isz, &mut dst[..isz]);
+            row(0, 0, isz);
             return;
         }
         let origin: Vec<i64> = (0..nd)
@@ -451,16 +466,15 @@ impl<'a> Array<'a> {
             return;
         }
         let bstr = c_strides(&g.blockshape);
-        let dstr = c_strides(slab);
+        let sstr = c_strides(slab);
         let run = (hi[nd - 1] - lo[nd - 1]) as usize * isz;
-        // Walk the rows (all dims but the last) in C order, keeping the source and destination
-        // item offsets up to date instead of recomputing them per row.
+        // Walk the rows (all dims but the last) keeping both item offsets up to date instead
+        // of recomputing them per row.
         let mut p = lo.clone();
-        let mut s: i64 = (0..nd).map(|d| (lo[d] - origin[d]) * bstr[d]).sum();
-        let mut t: i64 = (0..nd).map(|d| (lo[d] - start[d]) * dstr[d]).sum();
+        let mut b: i64 = (0..nd).map(|d| (lo[d] - origin[d]) * bstr[d]).sum();
+        let mut s: i64 = (0..nd).map(|d| (lo[d] - start[d]) * sstr[d]).sum();
         loop {
-            let (from, to) = (s as usize * isz, t as usize * isz);
-            put(src, from, run, &mut dst[to..to + run]);
+            row(b as usize * isz, s as usize * isz, run);
             let mut d = nd - 1;
             loop {
                 if d == 0 {
@@ -469,12 +483,12 @@ impl<'a> Array<'a> {
                 d -= 1;
                 if p[d] + 1 < hi[d] {
                     p[d] += 1;
-                    s += bstr[d];
-                    t += dstr[d];
+                    b += bstr[d];
+                    s += sstr[d];
                     break;
                 }
-                s -= (p[d] - lo[d]) * bstr[d];
-                t -= (p[d] - lo[d]) * dstr[d];
+                b -= (p[d] - lo[d]) * bstr[d];
+                s -= (p[d] - lo[d]) * sstr[d];
                 p[d] = lo[d];
             }
         }
@@ -539,38 +553,9 @@ impl<'a> Array<'a> {
         slab: &[i64],
         src: &[u8],
     ) {
-        let g = &self.geom;
-        let nd = g.ndim();
-        let isz = g.itemsize;
-        if nd == 0 {
-            block[..isz].copy_from_slice(&src[..isz]);
-            return;
-        }
-        let origin: Vec<i64> = (0..nd)
-            .map(|d| cc[d] * g.chunkshape[d] + bc[d] * g.blockshape[d])
-            .collect();
-        let lo: Vec<i64> = (0..nd).map(|d| start[d].max(origin[d])).collect();
-        let hi: Vec<i64> = (0..nd)
-            .map(|d| {
-                (start[d] + slab[d])
-                    .min(origin[d] + g.blockshape[d])
-                    .min((cc[d] + 1) * g.chunkshape[d])
-            })
-            .collect();
-        if (0..nd).any(|d| lo[d] >= hi[d]) {
-            return;
-        }
-        let bstr = c_strides(&g.blockshape);
-        let sstr = c_strides(slab);
-        let run = (hi[nd - 1] - lo[nd - 1]) as usize * isz;
-        let mut outer = hi.clone();
-        outer[nd - 1] = lo[nd - 1] + 1;
-        let outer_incl: Vec<i64> = outer.iter().map(|&h| h - 1).collect();
-        for p in grid(&lo, &outer_incl) {
-            let b = (0..nd).map(|d| (p[d] - origin[d]) * bstr[d]).sum::<i64>() as usize * isz;
-            let s = (0..nd).map(|d| (p[d] - start[d]) * sstr[d]).sum::<i64>() as usize * isz;
-            block[b..b + run].copy_from_slice(&src[s..s + run]);
-        }
+        self.block_rows(cc, bc, start, slab, |to, from, run| {
+            block[to..to + run].copy_from_slice(&src[from..from + run])
+        });
     }
 }
 
