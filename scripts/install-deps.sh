@@ -23,6 +23,15 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   fi
 fi
 
+# Optional: clang compiles zlib-ng about 30% faster than Debian 12's gcc does
+# (cmake/zlib-ng-toolchain.cmake). Without it the build uses gcc.
+if ! command -v clang-19 >/dev/null 2>&1 && ! command -v clang >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  [ ${#need_apt[@]} -gt 0 ] || apt-get update -qq >/dev/null 2>&1 || true
+  { apt-get install -y -qq --no-install-recommends clang-19 || apt-get install -y -qq --no-install-recommends clang; } \
+    >/dev/null 2>&1 || echo "clang not installed: zlib-ng is built with the default compiler" >&2
+fi
+
 if ! .venv/bin/python -c 'import blosc2, numpy, pytest, xdist; assert blosc2.__version__ == "4.14.1"' >/dev/null 2>&1; then
   python3 -m venv .venv
   .venv/bin/pip install -q --disable-pip-version-check blosc2==4.14.1 numpy pytest pytest-xdist

@@ -16,6 +16,7 @@ pub mod chunk;
 pub mod codecs;
 pub mod filters;
 pub mod frame;
+mod memcopy;
 pub mod ndim;
 pub mod pool;
 pub mod schunk;

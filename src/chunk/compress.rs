@@ -6,8 +6,9 @@
 //! block order, so the output does not depend on the number of threads.
 
 use std::cell::RefCell;
-
-use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use super::blocksize::{compute_blocksize, split_block, MIN_BUFFERSIZE};
 use super::header::{self, ChunkHeader, SpecialValue};
@@ -15,6 +16,7 @@ use super::{EXTENDED_HEADER_LEN, MAX_BLOCKSIZE, MAX_BUFFERSIZE, MAX_OVERHEAD};
 use crate::codecs;
 use crate::error::{Error, Result};
 use crate::filters;
+use crate::memcopy;
 use crate::pool::{BufferStash, Pool};
 
 /// Types larger than this are compressed as a stream of bytes (c-blosc2's `BLOSC_MAX_TYPESIZE`).
@@ -182,6 +184,21 @@ impl Plan {
             1
         }
     }
+}
+
+/// The chunk being laid out by [`Context::compress_blocks_parallel`]'s workers.
+struct Placement<'a> {
+    /// The next block to place: blocks go into the chunk in order.
+    next: usize,
+    /// Compressed blocks that finished before the ones in front of them.
+    waiting: BTreeMap<usize, (Vec<u8>, usize)>,
+    /// The part of the chunk not handed out yet; it starts at chunk offset `pos`.
+    rest: &'a mut [u8],
+    pos: usize,
+    /// Chunk offset of each block placed.
+    starts: Vec<usize>,
+    /// A block did not fit: the chunk is stored uncompressed instead.
+    full: bool,
 }
 
 struct Scratch {
@@ -393,7 +410,7 @@ impl Context {
         }
         h.cbytes = total;
         h.write(dst);
-        dst[EXTENDED_HEADER_LEN..total].copy_from_slice(src);
+        self.pool.copy(&mut dst[EXTENDED_HEADER_LEN..total], src);
         Ok(total)
     }
 
@@ -416,6 +433,10 @@ impl Context {
         Ok(Some(pos))
     }
 
+    /// Workers claim blocks in order, compress each into a buffer from a small reused set
+    /// (so it is still in cache), and place finished blocks into the chunk in block order:
+    /// whoever finishes the next block to place also places any later ones already waiting.
+    /// The chunk is the same as the serial one, whatever the thread count.
     fn compress_blocks_parallel(
         &self,
         pool: &rayon::ThreadPool,
@@ -423,52 +444,94 @@ impl Context {
         src: &[u8],
         dict: Option<&Dict>,
         dst: &mut [u8],
-        mut pos: usize,
+        pos: usize,
     ) -> Result<Option<usize>> {
-        let blocks: Vec<(Vec<u8>, Option<usize>)> = pool.install(|| {
-            (0..plan.nblocks)
-                .into_par_iter()
-                .map(|j| {
-                    let mut out = BUFFERS.take(plan.block_range(j).len() + 5 * plan.nstreams(j));
-                    let n = self.compress_block(plan, j, src, dict, &mut out)?;
-                    Ok((out, n))
-                })
-                .collect::<Result<_>>()
-        })?;
-        // Lay the blocks out in order, so the chunk does not depend on the thread count; the
-        // copies into place run in parallel too.
-        let mut parts: Vec<&[u8]> = Vec::with_capacity(blocks.len());
-        let start = pos;
-        for (j, (block, n)) in blocks.iter().enumerate() {
-            match n {
-                Some(n) if pos + n <= dst.len() => {
-                    let at = EXTENDED_HEADER_LEN + 4 * j;
-                    dst[at..at + 4].copy_from_slice(&(pos as i32).to_le_bytes());
-                    parts.push(&block[..*n]);
-                    pos += n;
+        let (head, body) = dst.split_at_mut(pos);
+        let placement = Mutex::new(Placement {
+            next: 0,
+            waiting: BTreeMap::new(),
+            rest: body,
+            pos,
+            starts: Vec::with_capacity(plan.nblocks),
+            full: false,
+        });
+        let claimed = AtomicUsize::new(0);
+        let stop = AtomicBool::new(false);
+        let failure: Mutex<Option<Error>> = Mutex::new(None);
+        let work = || -> Result<()> {
+            while !stop.load(Ordering::Relaxed) {
+                let j = claimed.fetch_add(1, Ordering::Relaxed);
+                if j >= plan.nblocks {
+                    break;
                 }
-                _ => {
-                    drop(parts);
-                    BUFFERS.give_back(blocks.into_iter().map(|(b, _)| b));
-                    return Ok(None);
+                let mut out = BUFFERS.take(plan.block_range(j).len() + 5 * plan.nstreams(j));
+                let n = self.compress_block(plan, j, src, dict, &mut out);
+                let n = n.inspect_err(|_| stop.store(true, Ordering::Relaxed))?;
+                let mut ready = Vec::new();
+                {
+                    let mut p = placement.lock().unwrap_or_else(|e| e.into_inner());
+                    match n {
+                        Some(n) => {
+                            p.waiting.insert(j, (out, n));
+                        }
+                        None => {
+                            p.full = true;
+                            BUFFERS.give_back([out]);
+                        }
+                    }
+                    while !p.full {
+                        let next = p.next;
+                        let Some((block, n)) = p.waiting.remove(&next) else {
+                            break;
+                        };
+                        if n > p.rest.len() {
+                            p.full = true;
+                            BUFFERS.give_back([block]);
+                            break;
+                        }
+                        let (to, rest) = std::mem::take(&mut p.rest).split_at_mut(n);
+                        p.rest = rest;
+                        let at = p.pos;
+                        p.starts.push(at);
+                        p.pos += n;
+                        p.next += 1;
+                        ready.push((to, block));
+                    }
+                    if p.full {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                }
+                for (to, block) in ready {
+                    memcopy::copy(to, &block[..to.len()]);
+                    BUFFERS.give_back([block]);
                 }
             }
-        }
-        let mut rest = &mut dst[start..pos];
-        let mut copies = Vec::with_capacity(parts.len());
-        for block in &parts {
-            let (head, tail) = std::mem::take(&mut rest).split_at_mut(block.len());
-            copies.push((head, *block));
-            rest = tail;
-        }
+            Ok(())
+        };
         pool.install(|| {
-            copies
-                .into_par_iter()
-                .for_each(|(to, from)| to.copy_from_slice(from))
+            rayon::scope(|s| {
+                for _ in 0..self.pool.nthreads() {
+                    s.spawn(|_| {
+                        if let Err(e) = work() {
+                            *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                        }
+                    });
+                }
+            })
         });
-        drop(parts);
-        BUFFERS.give_back(blocks.into_iter().map(|(b, _)| b));
-        Ok(Some(pos))
+        if let Some(e) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            return Err(e);
+        }
+        let p = placement.into_inner().unwrap_or_else(|e| e.into_inner());
+        BUFFERS.give_back(p.waiting.into_values().map(|(b, _)| b));
+        if p.full || p.next != plan.nblocks {
+            return Ok(None);
+        }
+        for (j, start) in p.starts.iter().enumerate() {
+            let at = EXTENDED_HEADER_LEN + 4 * j;
+            head[at..at + 4].copy_from_slice(&(*start as i32).to_le_bytes());
+        }
+        Ok(Some(p.pos))
     }
 
     /// Filters and compresses block `j` into `out` as its streams (csize + data each).
@@ -592,7 +655,7 @@ impl Context {
                 if pos + 4 + neblock > out.len() {
                     return None;
                 }
-                out[pos + 4..pos + 4 + neblock].copy_from_slice(stream);
+                memcopy::copy(&mut out[pos + 4..pos + 4 + neblock], stream);
                 csize = neblock;
             }
             out[pos..pos + 4].copy_from_slice(&(csize as i32).to_le_bytes());

@@ -12,6 +12,7 @@ use super::header::{self, ChunkHeader, SpecialValue};
 use crate::codecs;
 use crate::error::{Error, Result};
 use crate::filters;
+use crate::memcopy;
 use crate::pool::Pool;
 
 /// Largest dictionary a chunk may carry (`BLOSC2_MAXDICTSIZE`).
@@ -297,11 +298,13 @@ impl<'a> Decoder<'a> {
             });
         }
         let dst = &mut dst[..nbytes];
+        let serial = Pool::serial();
+        let threads = pool.unwrap_or(&serial);
         if self.special != SpecialValue::None {
-            return self.fill_special(dst).map(|_| nbytes);
+            return self.fill_special(dst, threads).map(|_| nbytes);
         }
         if self.h.memcpyed() {
-            dst.copy_from_slice(&self.chunk[self.h.header_len()..]);
+            threads.copy(dst, &self.chunk[self.h.header_len()..]);
             return Ok(nbytes);
         }
         if nbytes == 0 {
@@ -350,21 +353,21 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    fn fill_special(&self, dst: &mut [u8]) -> Result<()> {
+    fn fill_special(&self, dst: &mut [u8], threads: &Pool) -> Result<()> {
+        let mut fill = |pattern: &[u8]| {
+            threads.split_mut(dst, pattern.len(), |_, piece| fill_pattern(piece, pattern))
+        };
         match self.special {
-            SpecialValue::Zero | SpecialValue::Uninit => dst.fill(0),
+            SpecialValue::Zero | SpecialValue::Uninit => fill(&[0]),
             SpecialValue::Nan => match self.typesize {
-                4 => fill_pattern(dst, &f32::NAN.to_le_bytes()),
-                8 => fill_pattern(dst, &f64::NAN.to_le_bytes()),
+                4 => fill(&f32::NAN.to_le_bytes()),
+                8 => fill(&f64::NAN.to_le_bytes()),
                 t => bail!(
                     unsupported,
                     "chunk: NaN chunk with typesize {t} (only 4 and 8 hold floats)"
                 ),
             },
-            SpecialValue::Value => {
-                let hl = self.h.header_len();
-                fill_pattern(dst, &self.chunk[hl..]);
-            }
+            SpecialValue::Value => fill(&self.chunk[self.h.header_len()..]),
             SpecialValue::None => {}
         }
         Ok(())
@@ -384,11 +387,11 @@ impl<'a> Decoder<'a> {
             );
         }
         if self.special != SpecialValue::None {
-            return self.fill_special(out);
+            return self.fill_special(out, &Pool::serial());
         }
         if self.h.memcpyed() {
             let start = self.h.header_len() + r.start;
-            out.copy_from_slice(&self.chunk[start..start + r.len()]);
+            memcopy::copy(out, &self.chunk[start..start + r.len()]);
             return Ok(());
         }
         if out.is_empty() {
@@ -498,7 +501,7 @@ impl<'a> Decoder<'a> {
     /// Decodes one compressed stream to exactly `out.len()` bytes.
     fn decode_stream(&self, src: &[u8], out: &mut [u8]) -> Result<()> {
         if src.len() == out.len() {
-            out.copy_from_slice(src);
+            memcopy::copy(out, src);
             return Ok(());
         }
         let n = match self.h.compformat() {
@@ -553,7 +556,7 @@ impl<'a> Decoder<'a> {
             if id == filters::DELTA {
                 if cur != Buf::Out {
                     let (src, dst) = pick(a, b, out, cur, Buf::Out);
-                    dst.copy_from_slice(src);
+                    memcopy::copy(dst, src);
                     cur = Buf::Out;
                 }
                 if j == 0 {
@@ -605,7 +608,7 @@ impl<'a> Decoder<'a> {
         }
         if cur != Buf::Out {
             let (src, dst) = pick(a, b, out, cur, Buf::Out);
-            dst.copy_from_slice(src);
+            memcopy::copy(dst, src);
         }
         Ok(())
     }
@@ -644,11 +647,21 @@ fn pick<'x>(
 
 /// Repeats `pattern` over `dst` (its length is a multiple of the pattern's).
 fn fill_pattern(dst: &mut [u8], pattern: &[u8]) {
+    if pattern.is_empty() {
+        return; // the header check refuses value chunks without a value
+    }
     if pattern.len() == 1 {
         dst.fill(pattern[0]);
         return;
     }
-    for item in dst.chunks_mut(pattern.len()) {
-        item.copy_from_slice(&pattern[..item.len()]);
+    // One copy of the pattern, then the filled prefix doubled: memcpy speed, and every copy
+    // starts at a multiple of the period, so the result stays periodic.
+    let first = pattern.len().min(dst.len());
+    dst[..first].copy_from_slice(&pattern[..first]);
+    let mut filled = first;
+    while filled < dst.len() {
+        let n = filled.min(dst.len() - filled);
+        dst.copy_within(..n, filled);
+        filled += n;
     }
 }

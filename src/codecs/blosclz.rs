@@ -257,47 +257,50 @@ fn encode(
 
 /// Writes a match token; `None` when it does not fit (with c-blosc2's exact room checks,
 /// so the encoder gives up in the same places).
+#[inline(always)]
 fn encode_match(out: &mut [u8], mut op: usize, len: usize, dist: usize) -> Option<usize> {
     let op_limit = out.len();
-    let (near, code) = if dist < MAX_DISTANCE {
-        (true, dist >> 8)
-    } else {
-        (false, 31)
-    };
-    let far = dist.wrapping_sub(MAX_DISTANCE);
-    let tail: &[u8] = if near {
-        &[dist as u8]
-    } else {
-        &[255, (far >> 8) as u8, far as u8]
-    };
+    let near = dist < MAX_DISTANCE;
+    let code = if near { dist >> 8 } else { 31 };
+    let tail_len = if near { 1 } else { 3 };
     if len < 7 {
-        if op + 1 + tail.len() > op_limit {
+        if op + 1 + tail_len > op_limit {
             return None;
         }
         out[op] = ((len << 5) + code) as u8;
-        out[op + 1..op + 1 + tail.len()].copy_from_slice(tail);
-        return Some(op + 1 + tail.len());
-    }
-    if op + 1 > op_limit {
-        return None;
-    }
-    out[op] = ((7 << 5) + code) as u8;
-    op += 1;
-    let mut rest = len - 7;
-    while rest >= 255 {
+        op += 1;
+    } else {
         if op + 1 > op_limit {
             return None;
         }
-        out[op] = 255;
+        out[op] = ((7 << 5) + code) as u8;
         op += 1;
-        rest -= 255;
+        let mut rest = len - 7;
+        while rest >= 255 {
+            if op + 1 > op_limit {
+                return None;
+            }
+            out[op] = 255;
+            op += 1;
+            rest -= 255;
+        }
+        if op + 1 + tail_len > op_limit {
+            return None;
+        }
+        out[op] = rest as u8;
+        op += 1;
     }
-    if op + 1 + tail.len() > op_limit {
-        return None;
+    // The distance: its low byte, or a far marker and 16 bits.
+    if near {
+        out[op] = dist as u8;
+        Some(op + 1)
+    } else {
+        let far = dist - MAX_DISTANCE;
+        out[op] = 255;
+        out[op + 1] = (far >> 8) as u8;
+        out[op + 2] = far as u8;
+        Some(op + 3)
     }
-    out[op] = rest as u8;
-    out[op + 1..op + 1 + tail.len()].copy_from_slice(tail);
-    Some(op + 1 + tail.len())
 }
 
 fn truncated() -> Error {

@@ -144,7 +144,7 @@ def test_our_chunks_decode_in_c_blosc2(codec, pipeline):
             assert out == data, (kind, size, typesize, clevel, split, nthreads)
 
 
-@pytest.mark.parametrize("codec", [b2frame.CODEC_LZ4, b2frame.CODEC_LZ4HC, b2frame.CODEC_ZLIB,
+@pytest.mark.parametrize("codec", [b2frame.CODEC_BLOSCLZ, b2frame.CODEC_LZ4, b2frame.CODEC_LZ4HC, b2frame.CODEC_ZLIB,
                                    b2frame.CODEC_ZSTD])
 @pytest.mark.parametrize("pipeline", list(PIPELINES))
 def test_chunks_are_byte_identical_to_c_blosc2(codec, pipeline):
