@@ -201,6 +201,40 @@ struct Placement<'a> {
     full: bool,
 }
 
+impl<'a> Placement<'a> {
+    /// Records block `j`'s output (`None`: it did not fit its buffer), then hands out the
+    /// chunk space of every block now next in order, with the buffer to copy into it.
+    fn finish(&mut self, j: usize, out: Vec<u8>, n: Option<usize>) -> Vec<(&'a mut [u8], Vec<u8>)> {
+        match n {
+            Some(n) => {
+                self.waiting.insert(j, (out, n));
+            }
+            None => {
+                self.full = true;
+                BUFFERS.give_back([out]);
+            }
+        }
+        let mut ready = Vec::new();
+        while !self.full {
+            let Some((block, n)) = self.waiting.remove(&self.next) else {
+                break;
+            };
+            if n > self.rest.len() {
+                self.full = true;
+                BUFFERS.give_back([block]);
+                break;
+            }
+            let (to, rest) = std::mem::take(&mut self.rest).split_at_mut(n);
+            self.rest = rest;
+            self.starts.push(self.pos);
+            self.pos += n;
+            self.next += 1;
+            ready.push((to, block));
+        }
+        ready
+    }
+}
+
 struct Scratch {
     a: Vec<u8>,
     b: Vec<u8>,
@@ -467,40 +501,14 @@ impl Context {
                 let mut out = BUFFERS.take(plan.block_range(j).len() + 5 * plan.nstreams(j));
                 let n = self.compress_block(plan, j, src, dict, &mut out);
                 let n = n.inspect_err(|_| stop.store(true, Ordering::Relaxed))?;
-                let mut ready = Vec::new();
-                {
+                let ready = {
                     let mut p = placement.lock().unwrap_or_else(|e| e.into_inner());
-                    match n {
-                        Some(n) => {
-                            p.waiting.insert(j, (out, n));
-                        }
-                        None => {
-                            p.full = true;
-                            BUFFERS.give_back([out]);
-                        }
-                    }
-                    while !p.full {
-                        let next = p.next;
-                        let Some((block, n)) = p.waiting.remove(&next) else {
-                            break;
-                        };
-                        if n > p.rest.len() {
-                            p.full = true;
-                            BUFFERS.give_back([block]);
-                            break;
-                        }
-                        let (to, rest) = std::mem::take(&mut p.rest).split_at_mut(n);
-                        p.rest = rest;
-                        let at = p.pos;
-                        p.starts.push(at);
-                        p.pos += n;
-                        p.next += 1;
-                        ready.push((to, block));
-                    }
+                    let ready = p.finish(j, out, n);
                     if p.full {
                         stop.store(true, Ordering::Relaxed);
                     }
-                }
+                    ready
+                };
                 for (to, block) in ready {
                     memcopy::copy(to, &block[..to.len()]);
                     BUFFERS.give_back([block]);
