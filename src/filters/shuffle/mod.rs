@@ -1,11 +1,14 @@
 //! Byte shuffle: byte j of every element goes to plane j (`dst[j * n + i] = src[i * ts + j]`),
 //! trailing bytes of an incomplete element are copied unchanged, as `blosc2_shuffle` does.
 //!
-//! SSE2 and AVX2 kernels handle typesizes 2, 4, 8 and 16 (the ones c-blosc2 vectorizes) over
-//! whole tiles of 16 or 32 elements; the portable code does the rest and every other typesize.
+//! SSE2 and AVX2 kernels handle typesizes 2, 4, 8 and 16 over whole tiles of 16 or 32
+//! elements, and AVX2 kernels every other typesize (`avx2_any`); the portable code does the
+//! tails, and every typesize but those four on machines without AVX2.
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx2_any;
 mod scalar;
 #[cfg(target_arch = "x86_64")]
 mod sse2;
@@ -134,6 +137,38 @@ mod tests {
                         unshuffle_with(level, ts, dst, b);
                         assert!(b == src, "unshuffle ts {ts} len {len} {level:?}");
                     }
+                }
+            }
+        }
+    }
+
+    /// The kernels load and store whole vectors that overhang the element they work on; none
+    /// may reach past either buffer. Sources are exact-size allocations (the sanitizer run of
+    /// scripts/test-all.sh catches over-reads); destinations are followed by guard bytes.
+    #[test]
+    fn kernels_stay_inside_both_buffers() {
+        for ts in (2..=40).chain([48, 64, 100, 255]) {
+            let base = 32 * ts;
+            let lens = (0..4 * base).step_by(ts.max(7)).chain(base - 20..base + 20);
+            for len in lens.chain([8 * base - 1, 8 * base, 8 * base + 17]) {
+                let src: Vec<u8> = (0..len).map(|i| (i * 31 + i / 7) as u8).collect();
+                let want = reference(ts, &src);
+                for level in [Level::Sse2, Level::Avx2] {
+                    let mut guarded = vec![0xA5u8; len + 64];
+                    shuffle_with(level, ts, &src, &mut guarded[..len]);
+                    assert!(guarded[..len] == want[..], "shuffle ts {ts} len {len}");
+                    assert!(
+                        guarded[len..].iter().all(|&b| b == 0xA5),
+                        "shuffle ts {ts} len {len} wrote past the end"
+                    );
+                    let shuffled = guarded[..len].to_vec();
+                    let mut back = vec![0xA5u8; len + 64];
+                    unshuffle_with(level, ts, &shuffled, &mut back[..len]);
+                    assert!(back[..len] == src[..], "unshuffle ts {ts} len {len}");
+                    assert!(
+                        back[len..].iter().all(|&b| b == 0xA5),
+                        "unshuffle ts {ts} len {len} wrote past the end"
+                    );
                 }
             }
         }
