@@ -1,17 +1,32 @@
 #!/bin/sh
-# C compiler for the dependencies the cc crate builds (set in .cargo/config.toml; cargo runs it
-# from each dependency's build script, so CARGO_PKG_NAME names the dependency).
-#
-# lz4 1.10.0 compiled by clang 19 decompresses 1.2-1.4x faster than compiled by Debian 12's
-# gcc 12, and 0.93 -> 1.2 of c-blosc2's wheel (built by gcc 14); its compression is the same
-# either way (bench/RESULTS.md). zstd measured no faster with clang, so it keeps the default.
-# Sanitizer builds keep the default too, as cmake/zlib-ng-toolchain.cmake does.
-if [ "$CARGO_PKG_NAME" = lz4-sys ]; then
-  case " $* " in
-    *" -fsanitize="*) ;;
-    *)
-      for clang in clang-19 clang; do
-        command -v "$clang" >/dev/null 2>&1 && exec "$clang" "$@"
+# C compiler for the dependencies, chosen per dependency and, for zlib-ng, per source file:
+# Debian 12's gcc 12 and clang 19 each make some of them markedly faster than the other does
+# (c-blosc2's wheel is built by gcc 14; measurements in bench/RESULTS.md).
+# - lz4: clang. LZ4_decompress_safe runs 1.2-1.4x faster than built by gcc; compression is
+#   the same either way.
+# - zlib-ng: clang deflates at 0.97 of c-blosc2's speed where gcc reaches 0.72; gcc inflates
+#   at 0.89 where clang reaches 0.70. So inflate's sources go to gcc, the rest to clang.
+# - zstd and everything else: the default compiler (zstd measured no faster with clang).
+# The cc crate runs this from each dependency's build script (.cargo/config.toml), cmake
+# through cmake/zlib-ng-toolchain.cmake; CARGO_PKG_NAME names the dependency either way.
+# The choice depends only on the dependency and the file, never on the flags, so the cc crate's
+# compiler detection (a run of this script) sees the compiler that then builds the dependency.
+clang=
+for c in clang-19 clang; do
+  if command -v "$c" >/dev/null 2>&1; then clang=$c; break; fi
+done
+if [ -n "$clang" ]; then
+  case "$CARGO_PKG_NAME" in
+    lz4-sys) exec "$clang" "$@" ;;
+    libz-sys)
+      case " $* " in
+        */inflate.c" "* | */infback.c" "* | */inftrees.c" "* | */chunkset_*.c" "*) ;;
+        *) exec "$clang" "$@" ;;
+      esac
+      # zlib-ng's flags were chosen for clang: drop the one gcc does not know.
+      for arg in "$@"; do
+        shift
+        case "$arg" in --target=*) ;; *) set -- "$@" "$arg" ;; esac
       done
       ;;
   esac

@@ -23,13 +23,13 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   fi
 fi
 
-# Optional: clang compiles zlib-ng about 30% faster than Debian 12's gcc does
-# (cmake/zlib-ng-toolchain.cmake). Without it the build uses gcc.
+# Optional: clang builds lz4 and zlib-ng's deflate faster than Debian 12's gcc does
+# (cmake/deps-cc.sh). Without it the build uses gcc throughout.
 if ! command -v clang-19 >/dev/null 2>&1 && ! command -v clang >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   [ ${#need_apt[@]} -gt 0 ] || apt-get update -qq >/dev/null 2>&1 || true
   { apt-get install -y -qq --no-install-recommends clang-19 || apt-get install -y -qq --no-install-recommends clang; } \
-    >/dev/null 2>&1 || echo "clang not installed: zlib-ng is built with the default compiler" >&2
+    >/dev/null 2>&1 || echo "clang not installed: the C codecs are built with the default compiler" >&2
 fi
 
 if ! .venv/bin/python -c 'import blosc2, numpy, pytest, xdist; assert blosc2.__version__ == "4.14.1"' >/dev/null 2>&1; then
