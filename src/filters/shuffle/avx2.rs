@@ -8,11 +8,11 @@ use super::sse2::bitrev;
 
 /// Shuffles whole tiles; returns how many leading elements were handled.
 pub fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) -> usize {
-    let n = src.len() / typesize;
-    let tiles = n / 32;
     if !matches!(typesize, 2 | 4 | 8 | 16) {
         return super::avx2_any::shuffle(typesize, src, dst);
     }
+    let n = src.len() / typesize;
+    let tiles = n / 32;
     if tiles == 0 {
         return super::sse2::shuffle(typesize, src, dst);
     }
@@ -31,11 +31,11 @@ pub fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) -> usize {
 
 /// Unshuffles whole tiles; returns how many leading elements were handled.
 pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) -> usize {
-    let n = src.len() / typesize;
-    let tiles = n / 32;
     if !matches!(typesize, 2 | 4 | 8 | 16) {
         return super::avx2_any::unshuffle(typesize, src, dst);
     }
+    let n = src.len() / typesize;
+    let tiles = n / 32;
     if tiles == 0 {
         return super::sse2::unshuffle(typesize, src, dst);
     }
