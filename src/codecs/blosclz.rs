@@ -23,9 +23,10 @@ const HASH_LOG: u32 = 14;
 const IPSHIFT: usize = 4;
 const MINLEN: usize = 4;
 
+/// The hash of four bytes. A constant `HASHLOG` makes the shift an immediate and the mask fold away.
 #[inline(always)]
-fn hash(seq: u32, hashlog: u32) -> usize {
-    (seq.wrapping_mul(2_654_435_761) >> (32 - hashlog)) as usize & HMASK
+fn hash<const HASHLOG: u32>(seq: u32) -> usize {
+    (seq.wrapping_mul(2_654_435_761) >> (32 - HASHLOG)) as usize & HMASK
 }
 
 #[inline(always)]
@@ -41,29 +42,44 @@ const HMASK: usize = (1 << HASH_LOG) - 1;
 
 /// One past the first position `q` in `ip..bound` where `d[q] != d[q - dist]`, or `bound`.
 #[inline(always)]
-fn match_end(d: &[u8], mut ip: usize, dist: usize, bound: usize) -> usize {
-    while ip + 8 <= bound {
-        let a = u64::from_le_bytes(d[ip..ip + 8].try_into().unwrap_or([0; 8]));
-        let b = u64::from_le_bytes(d[ip - dist..ip - dist + 8].try_into().unwrap_or([0; 8]));
-        let x = a ^ b;
-        if x != 0 {
-            return (ip + (x.trailing_zeros() / 8) as usize + 1).min(bound);
+fn match_end(d: &[u8], ip: usize, dist: usize, bound: usize) -> usize {
+    // Both windows are taken once, so the chunk loop runs without bound checks.
+    let cur = &d[ip..bound];
+    let prev = &d[ip - dist..bound - dist];
+    let mut done = 0;
+    for (a, b) in cur.chunks_exact(16).zip(prev.chunks_exact(16)) {
+        if a != b {
+            return ip + done + first_difference(a, b) + 1;
         }
-        ip += 8;
+        done += 16;
     }
-    while ip < bound {
-        if d[ip] != d[ip - dist] {
-            return ip + 1;
-        }
-        ip += 1;
+    let rest = cur.len() - done;
+    match cur[done..]
+        .iter()
+        .zip(&prev[done..])
+        .position(|(a, b)| a != b)
+    {
+        Some(q) => ip + done + q + 1,
+        None => ip + done + rest,
     }
-    bound
+}
+
+/// Index of the first differing byte of two unequal 16-byte chunks.
+#[inline(always)]
+fn first_difference(a: &[u8], b: &[u8]) -> usize {
+    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or([0; 8]));
+    let low = word(a, 0) ^ word(b, 0);
+    if low != 0 {
+        (low.trailing_zeros() / 8) as usize
+    } else {
+        8 + ((word(a, 8) ^ word(b, 8)).trailing_zeros() / 8) as usize
+    }
 }
 
 /// Estimates the compression ratio of `d` (c-blosc2's "entropy probing"): a dry run of the
-/// encoder over at most `1 << hashlog` bytes that only counts output bytes.
-fn probe_cratio(d: &[u8], hashlog: u32, htab: &mut HashTable) -> f64 {
-    let hashlen = 1usize << hashlog;
+/// encoder over at most `1 << HASHLOG` bytes that only counts output bytes.
+fn probe_cratio<const HASHLOG: u32>(d: &[u8], htab: &mut HashTable) -> f64 {
+    let hashlen = 1usize << HASHLOG;
     let limit = d.len().min(hashlen);
     if limit < 12 {
         return 0.0;
@@ -77,7 +93,7 @@ fn probe_cratio(d: &[u8], hashlog: u32, htab: &mut HashTable) -> f64 {
     while ip < ip_limit {
         let anchor = ip;
         let seq = read_u32(d, ip);
-        let h = hash(seq, hashlog);
+        let h = hash::<HASHLOG>(seq);
         let r = htab[h] as usize;
         let distance = anchor.wrapping_sub(r);
         htab[h] = anchor as u32;
@@ -98,7 +114,7 @@ fn probe_cratio(d: &[u8], hashlog: u32, htab: &mut HashTable) -> f64 {
                 }
                 oc += if dist < MAX_DISTANCE { 2 } else { 4 };
                 let mend = end - IPSHIFT;
-                htab[hash(read_u32(d, mend), hashlog)] = mend as u32;
+                htab[hash::<HASHLOG>(read_u32(d, mend))] = mend as u32;
                 ip = mend + 2;
                 oc += 1;
                 continue;
@@ -142,13 +158,35 @@ pub fn compress(clevel: u8, src: &[u8], dst: &mut [u8]) -> usize {
     };
     HTAB.with(|h| {
         let mut htab = h.borrow_mut();
-        let cratio = probe_cratio(&src[length - maxlen..], hashlog, &mut htab);
-        const MIN_CRATIO: [f64; 10] = [0.0, 2.0, 1.5, 1.2, 1.2, 1.2, 1.2, 1.15, 1.1, 1.0];
-        if cratio < MIN_CRATIO[clevel] || length < 16 || dst.len() < 66 {
-            return 0;
+        match hashlog {
+            12 => compress_with::<12>(clevel, src, maxlen, dst, &mut htab),
+            13 => compress_with::<13>(clevel, src, maxlen, dst, &mut htab),
+            _ => compress_with::<HASH_LOG>(clevel, src, maxlen, dst, &mut htab),
         }
-        encode(clevel, hashlog, src, dst, &mut htab).unwrap_or(0)
     })
+}
+
+/// Probes the last `maxlen` bytes, then encodes unless the probe says it is not worth it.
+fn compress_with<const HASHLOG: u32>(
+    clevel: usize,
+    src: &[u8],
+    maxlen: usize,
+    dst: &mut [u8],
+    htab: &mut HashTable,
+) -> usize {
+    let length = src.len();
+    let cratio = probe_cratio::<HASHLOG>(&src[length - maxlen..], htab);
+    const MIN_CRATIO: [f64; 10] = [0.0, 2.0, 1.5, 1.2, 1.2, 1.2, 1.2, 1.15, 1.1, 1.0];
+    if cratio < MIN_CRATIO[clevel] || length < 16 || dst.len() < 66 {
+        return 0;
+    }
+    // c-blosc2 hashes a second position after each match at clevel 9 only.
+    if clevel == 9 {
+        encode::<HASHLOG, true>(src, dst, htab)
+    } else {
+        encode::<HASHLOG, false>(src, dst, htab)
+    }
+    .unwrap_or(0)
 }
 
 thread_local! {
@@ -158,18 +196,15 @@ thread_local! {
 }
 
 /// The encoder proper; `None` when the output does not fit.
-fn encode(
-    clevel: usize,
-    hashlog: u32,
+fn encode<const HASHLOG: u32, const SECOND_HASH: bool>(
     d: &[u8],
     out: &mut [u8],
     htab: &mut HashTable,
 ) -> Option<usize> {
     let length = d.len();
     let ip_bound = length - 1;
-    let ip_limit = length - 12;
     let op_limit = out.len();
-    htab[..1 << hashlog].fill(0);
+    htab[..1 << HASHLOG].fill(0);
 
     out[0] = (MAX_COPY - 1) as u8;
     out[1..5].copy_from_slice(&d[..4]);
@@ -177,59 +212,55 @@ fn encode(
     let mut ip = 4usize;
     let mut copy = 4usize;
 
-    while ip < ip_limit {
+    // `ip < ip_limit`, written as a window whose length the compiler then knows.
+    while let Some(window) = d.get(ip..ip + 13) {
         let anchor = ip;
-        let seq = read_u32(d, ip);
-        let h = hash(seq, hashlog);
+        let head = &window[..4];
+        let seq = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+        let h = hash::<HASHLOG>(seq);
         let r = htab[h] as usize;
-        let distance = anchor.wrapping_sub(r);
         htab[h] = anchor as u32;
-        let mut matched = None;
-        if distance != 0 && distance < MAX_FARDISTANCE && read_u32(d, r) == read_u32(d, ip) {
+        let distance = anchor.wrapping_sub(r);
+        // `distance` in 1..MAX_FARDISTANCE, as one comparison.
+        if distance.wrapping_sub(1) < MAX_FARDISTANCE - 1 && d.get(r..r + 4) == Some(head) {
             let dist = distance - 1;
-            let end = match_end(d, anchor + 4, dist + 1, ip_bound);
-            let len = (end - IPSHIFT) as isize - anchor as isize;
-            if len >= MINLEN as isize && !(len <= 5 && dist >= MAX_DISTANCE) {
-                matched = Some((len as usize, dist, end - IPSHIFT));
-            }
-        }
-        let Some((len, dist, mend)) = matched else {
-            // A literal byte.
-            if op + 2 > op_limit {
-                return None;
-            }
-            out[op] = d[anchor];
-            op += 1;
-            ip = anchor + 1;
-            copy += 1;
-            if copy == MAX_COPY {
+            let mend = match_end(d, anchor + 4, distance, ip_bound) - IPSHIFT;
+            // At least 1: `match_end` returns more than `anchor + 4`.
+            let len = mend - anchor;
+            if len >= MINLEN && (len > 5 || dist < MAX_DISTANCE) {
+                // Close the literal run (its count byte) or drop its unused placeholder.
+                if copy > 0 {
+                    out[op - copy - 1] = (copy - 1) as u8;
+                } else {
+                    op -= 1;
+                }
                 copy = 0;
-                out[op] = (MAX_COPY - 1) as u8;
+                op = encode_match(out, op, len, dist)?;
+                let seq = read_u32(d, mend);
+                htab[hash::<HASHLOG>(seq)] = mend as u32;
+                if SECOND_HASH {
+                    htab[hash::<HASHLOG>(seq >> 8)] = (mend + 1) as u32;
+                }
+                ip = mend + 2;
+                // The next literal run's count byte, filled in when the run ends.
+                *out.get_mut(op)? = (MAX_COPY - 1) as u8;
                 op += 1;
+                continue;
             }
-            continue;
-        };
-        // Close the literal run (its count byte) or drop its unused placeholder.
-        if copy > 0 {
-            out[op - copy - 1] = (copy - 1) as u8;
-        } else {
-            op -= 1;
         }
-        copy = 0;
-        op = encode_match(out, op, len, dist)?;
-        ip = mend;
-        let seq = read_u32(d, ip);
-        htab[hash(seq, hashlog)] = ip as u32;
-        ip += 1;
-        if clevel == 9 {
-            htab[hash(seq >> 8, hashlog)] = ip as u32;
-        }
-        ip += 1;
-        if op + 1 > op_limit {
+        // A literal byte.
+        if op + 2 > op_limit {
             return None;
         }
-        out[op] = (MAX_COPY - 1) as u8;
+        out[op] = window[0];
         op += 1;
+        ip = anchor + 1;
+        copy += 1;
+        if copy == MAX_COPY {
+            copy = 0;
+            out[op] = (MAX_COPY - 1) as u8;
+            op += 1;
+        }
     }
     // Trailing literals.
     while ip <= ip_bound {
@@ -258,7 +289,29 @@ fn encode(
 /// Writes a match token; `None` when it does not fit (with c-blosc2's exact room checks,
 /// so the encoder gives up in the same places).
 #[inline(always)]
-fn encode_match(out: &mut [u8], mut op: usize, len: usize, dist: usize) -> Option<usize> {
+fn encode_match(out: &mut [u8], op: usize, len: usize, dist: usize) -> Option<usize> {
+    // The common tokens first. c-blosc2 checks room byte group by byte group; one check for
+    // the whole token gives the same answer, as the last of its checks is the largest.
+    if dist < MAX_DISTANCE {
+        if len < 7 {
+            let token = out.get_mut(op..op + 2)?;
+            token[0] = ((len << 5) + (dist >> 8)) as u8;
+            token[1] = dist as u8;
+            return Some(op + 2);
+        }
+        if len - 7 < 255 {
+            let token = out.get_mut(op..op + 3)?;
+            token[0] = ((7 << 5) + (dist >> 8)) as u8;
+            token[1] = (len - 7) as u8;
+            token[2] = dist as u8;
+            return Some(op + 3);
+        }
+    }
+    encode_any_match(out, op, len, dist)
+}
+
+/// Writes any match token, far or with extension bytes.
+fn encode_any_match(out: &mut [u8], mut op: usize, len: usize, dist: usize) -> Option<usize> {
     let op_limit = out.len();
     let near = dist < MAX_DISTANCE;
     let code = if near { dist >> 8 } else { 31 };

@@ -169,7 +169,9 @@ def test_chunks_are_byte_identical_to_c_blosc2(codec, pipeline):
 
 @pytest.mark.parametrize("pipeline", ["none", "shuffle", "bitshuffle", "delta+shuffle"])
 def test_blosclz_ratio_within_one_percent(pipeline):
-    worst = []
+    # Ours makes c-blosc2's decisions at every clevel (hash table sizes 12-14 bits, the second
+    # hash at 9), so the chunks are identical, which is stronger than the 1% the issue asks.
+    worst, differ = [], []
     for kind in ["smooth_f64", "increasing_i32", "noisy_f32", "random"]:
         for clevel in range(1, 10):
             for typesize in [1, 4, 8]:
@@ -179,6 +181,9 @@ def test_blosclz_ratio_within_one_percent(pipeline):
                 assert blosc2.decompress2(b) == data
                 ratio = len(a) / len(b)  # >1: ours is smaller
                 worst.append((ratio, kind, clevel, typesize))
+                if a != b:
+                    differ.append((kind, clevel, typesize))
+    assert not differ, f"blosclz chunks differ from c-blosc2's: {differ[:5]}"
     worst.sort()
     assert worst[0][0] >= 0.99, f"blosclz compresses worse than c-blosc2: {worst[:5]}"
 
