@@ -40,6 +40,13 @@ fn read_u32(d: &[u8], at: usize) -> u32 {
 type HashTable = [u32; 1 << HASH_LOG];
 const HMASK: usize = (1 << HASH_LOG) - 1;
 
+/// Whether a match `distance` bytes back can be encoded: 1..MAX_FARDISTANCE, as one
+/// comparison (a distance of 0, the slot holding this very position, wraps to the top).
+#[inline(always)]
+fn reachable(distance: usize) -> bool {
+    distance.wrapping_sub(1) < MAX_FARDISTANCE - 1
+}
+
 /// One past the first position `q` in `ip..bound` where `d[q] != d[q - dist]`, or `bound`.
 #[inline(always)]
 fn match_end(d: &[u8], ip: usize, dist: usize, bound: usize) -> usize {
@@ -97,8 +104,7 @@ fn probe_cratio<const HASHLOG: u32>(d: &[u8], htab: &mut HashTable) -> f64 {
         let r = htab[h] as usize;
         let distance = anchor.wrapping_sub(r);
         htab[h] = anchor as u32;
-        let literal =
-            distance == 0 || distance >= MAX_FARDISTANCE || read_u32(d, r) != read_u32(d, ip);
+        let literal = !reachable(distance) || read_u32(d, r) != read_u32(d, ip);
         if !literal {
             let dist = distance - 1;
             let end = match_end(d, anchor + 4, dist + 1, ip_bound);
@@ -221,8 +227,7 @@ fn encode<const HASHLOG: u32, const SECOND_HASH: bool>(
         let r = htab[h] as usize;
         htab[h] = anchor as u32;
         let distance = anchor.wrapping_sub(r);
-        // `distance` in 1..MAX_FARDISTANCE, as one comparison.
-        if distance.wrapping_sub(1) < MAX_FARDISTANCE - 1 && d.get(r..r + 4) == Some(head) {
+        if reachable(distance) && d.get(r..r + 4) == Some(head) {
             let dist = distance - 1;
             let mend = match_end(d, anchor + 4, distance, ip_bound) - IPSHIFT;
             // At least 1: `match_end` returns more than `anchor + 4`.
