@@ -31,6 +31,18 @@ static int g_reps = 7;
 /* Shortest timed sample, in seconds. */
 #define MIN_SAMPLE 0.01
 
+/* Whether call i of a phase in round r is b2frame's (else c-blosc2's). Calls come in pairs,
+ * one of each library; the first pair (i = -2, -1) is an untimed warm-up. Which library leads
+ * a pair alternates pair by pair and round by round, so each sits as often in either place:
+ * the first call of a phase finds the caches as the other phase left them, and of two
+ * alternating calls the leading one ran up to 15% slower on fast cases. With the lead fixed
+ * per round, an odd number of rounds gave one library the slow place more often. */
+static int b2f_turn(int i, int r) {
+  int pair = (i + 2) / 2, second = (i + 2) % 2;
+  int b2f_leads = (pair + r + 2) % 2 == 0;
+  return b2f_leads != second;
+}
+
 /* How many calls make one sample, from one call of each library. */
 static int repeats(double t_b2f, double t_c) {
   double fastest = t_b2f < t_c ? t_b2f : t_c;
@@ -94,6 +106,7 @@ static const char *filter_name(int f) { return f == 0 ? "none" : f == 1 ? "shuff
 
 typedef struct {
   double b_c, c_c, b_d, c_d; /* MB/s */
+  double speed_c, speed_d;   /* b2frame/c-blosc2 speed: median of the per-round ratios */
   double b_ratio, c_ratio;
 } result;
 
@@ -125,37 +138,37 @@ static result run_case(const dataset *d, int codec, int filter, int nthreads, in
   /* One untimed round warms caches and pages and sizes the samples: a call faster than
    * MIN_SAMPLE is repeated k times per sample (the same k for both libraries), so that
    * sub-millisecond calls are not measured at the clock's and the scheduler's resolution.
-   * The two libraries alternate call by call, and which goes first alternates too:
-   * whichever runs second finds the caches and pages as the first left them, which moved
-   * fast cases by up to 1.8x when each library ran its k calls in a row. */
+   * The two libraries alternate call by call (see b2f_turn): whichever runs second finds the
+   * caches and pages as the first left them, which moved fast cases by up to 1.8x when each
+   * library ran its k calls in a row. */
   int k_c = 1, k_d = 1;
   for (int r = -1; r < g_reps; r++) {
     double t_bc = 0, t_cc = 0, t_bd = 0, t_cd = 0;
-    for (int i = 0; i < 2 * k_c; i++) {
+    for (int i = -2; i < 2 * k_c; i++) {
       double t0 = now();
-      if ((i + r) % 2 == 0) {
+      if (b2f_turn(i, r)) {
         if (b2f_compress(&p, d->data, d->len, bchunk, cap, &bcb) != B2F_OK) {
           fprintf(stderr, "b2f_compress: %s\n", b2f_last_error());
           exit(1);
         }
-        t_bc += now() - t0;
+        if (i >= 0) t_bc += now() - t0;
       } else {
         ccb = blosc2_compress_ctx(cctx, d->data, (int32_t)d->len, cchunk, (int32_t)cap);
         if (ccb <= 0) exit(2);
-        t_cc += now() - t0;
+        if (i >= 0) t_cc += now() - t0;
       }
     }
-    for (int i = 0; i < 2 * k_d; i++) {
+    for (int i = -2; i < 2 * k_d; i++) {
       double t0 = now();
-      if ((i + r) % 2 == 0) {
+      if (b2f_turn(i, r)) {
         if (b2f_decompress_threads(bchunk, bcb, out, d->len, (int16_t)nthreads, &nb) != B2F_OK || nb != d->len) {
           fprintf(stderr, "b2f_decompress: %s\n", b2f_last_error());
           exit(1);
         }
-        t_bd += now() - t0;
+        if (i >= 0) t_bd += now() - t0;
       } else {
         if (blosc2_decompress_ctx(dctx, cchunk, ccb, out, (int32_t)d->len) != (int)d->len) exit(3);
-        t_cd += now() - t0;
+        if (i >= 0) t_cd += now() - t0;
       }
     }
     if (r < 0) {
@@ -178,6 +191,16 @@ static result run_case(const dataset *d, int codec, int filter, int nthreads, in
     }
   }
   result res;
+  /* Each round times both libraries in alternating calls, so within a round they see the
+   * same machine state; the machine drifts between rounds (its speed moved by up to 1.8x
+   * within one run here). The median of the per-round ratios compares like with like. */
+  double ratio_c[64], ratio_d[64];
+  for (int r = 0; r < g_reps; r++) {
+    ratio_c[r] = tc_c[r] / tb_c[r];
+    ratio_d[r] = tc_d[r] / tb_d[r];
+  }
+  res.speed_c = median(ratio_c, g_reps);
+  res.speed_d = median(ratio_d, g_reps);
   res.b_c = d->len / MB / median(tb_c, g_reps);
   res.c_c = d->len / MB / median(tc_c, g_reps);
   res.b_d = d->len / MB / median(tb_d, g_reps);
@@ -226,7 +249,8 @@ int main(int argc, char **argv) {
     memcpy(tmp, sets[0].data, g_len);
     tm[r] = now() - t0;
   }
-  printf("b2frame %s vs c-blosc2 %s; %zu MiB buffers, clevel %d, median of %d samples of at least 10 ms each; memcpy %.0f MB/s\n\n",
+  printf("b2frame %s vs c-blosc2 %s; %zu MiB buffers, clevel %d, %d rounds of samples of at least 10 ms each; "
+         "MB/s: median sample; b2f/c speed: median of the per-round ratios; memcpy %.0f MB/s\n\n",
          b2f_version(), BLOSC2_VERSION_STRING, g_len >> 20, clevel, g_reps, g_len / MB / median(tm, g_reps));
   free(tmp);
   printf("| data | codec | filter | threads | cratio b2f | cratio c | cratio b2f/c | comp MB/s b2f | comp MB/s c | comp b2f/c | decomp MB/s b2f | decomp MB/s c | decomp b2f/c |\n");
@@ -242,7 +266,7 @@ int main(int argc, char **argv) {
               (only_filter >= 0 && only_filter != filters[f]) || (only_threads > 0 && only_threads != t))
             continue;
           result r = run_case(&sets[s], codecs[c], filters[f], t, clevel);
-          double rc = r.b_c / r.c_c, rd = r.b_d / r.c_d, rr = r.b_ratio / r.c_ratio;
+          double rc = r.speed_c, rd = r.speed_d, rr = r.b_ratio / r.c_ratio;
           if (rc < worst_c) worst_c = rc;
           if (rd < worst_d) worst_d = rd;
           if (rr < worst_r) worst_r = rr;
