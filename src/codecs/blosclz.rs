@@ -488,8 +488,9 @@ fn copy_match(dst: &mut [u8], op: usize, dist: usize, len: usize) {
     } else if dist < 8 && op + len + 16 <= dst.len() {
         // A short period, read byte by byte: each byte then comes whole from one earlier
         // store, which the CPU forwards. One wider load spans two recent stores (the match
-        // before and the literal copy just done) and waits until both reach the cache:
-        // unfiltered incr_i32 decoded 12% slower that way.
+        // before and the literal copy just done) and waits until both reach the cache: with
+        // an 8-byte read here, unfiltered incr_i32 decoded at 0.78 of c-blosc2's speed, now
+        // at 1.03 (fast machine state).
         let period = dst[start..op]
             .iter()
             .rev()
