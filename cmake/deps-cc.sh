@@ -12,7 +12,8 @@
 # The cc crate runs this from each dependency's build script (.cargo/config.toml), cmake
 # through cmake/zlib-ng-toolchain.cmake; CARGO_PKG_NAME names the dependency either way.
 # The choice depends only on the dependency and the file, never on the flags, so the cc crate's
-# compiler detection (a run of this script) sees the compiler that then builds the dependency.
+# compiler detection (a run of this script) sees the compiler that then builds the dependency;
+# for zstd, the one that builds all but lib/compress/.
 clang=
 for c in clang-19 clang; do
   if command -v "$c" >/dev/null 2>&1; then clang=$c; break; fi
@@ -22,7 +23,15 @@ if [ -n "$clang" ]; then
     lz4-sys) exec "$clang" "$@" ;;
     zstd-sys)
       case " $* " in
-        */lib/compress/*) exec "$clang" "$@" ;;
+        */lib/compress/*)
+          # The cc crate chose these flags for gcc (its detection run is no compress source):
+          # drop the one clang does not know, which sanitizer builds add.
+          for arg in "$@"; do
+            shift
+            case "$arg" in -fno-ipa-icf-variables) ;; *) set -- "$@" "$arg" ;; esac
+          done
+          exec "$clang" "$@"
+          ;;
       esac
       ;;
     libz-sys)
