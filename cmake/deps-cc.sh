@@ -18,33 +18,31 @@ clang=
 for c in clang-19 clang; do
   if command -v "$c" >/dev/null 2>&1; then clang=$c; break; fi
 done
+# The compiler for this file, and a flag (a case pattern) that its flags may hold but it does
+# not know: each dependency's flags were chosen for the compiler of its detection run.
+compiler=cc
+foreign=
 if [ -n "$clang" ]; then
   case "$CARGO_PKG_NAME" in
-    lz4-sys) exec "$clang" "$@" ;;
+    lz4-sys) compiler=$clang ;;
     zstd-sys)
-      case " $* " in
-        */lib/compress/*)
-          # The cc crate chose these flags for gcc (its detection run is no compress source):
-          # drop the one clang does not know, which sanitizer builds add.
-          for arg in "$@"; do
-            shift
-            case "$arg" in -fno-ipa-icf-variables) ;; *) set -- "$@" "$arg" ;; esac
-          done
-          exec "$clang" "$@"
-          ;;
-      esac
+      # Flags for gcc; sanitizer builds add one that clang rejects.
+      case " $* " in */lib/compress/*) compiler=$clang foreign=-fno-ipa-icf-variables ;; esac
       ;;
     libz-sys)
+      # Flags chosen for clang; gcc rejects their --target.
       case " $* " in
-        */inflate.c" "* | */infback.c" "* | */inftrees.c" "* | */chunkset_*.c" "*) ;;
-        *) exec "$clang" "$@" ;;
+        */inflate.c" "* | */infback.c" "* | */inftrees.c" "* | */chunkset_*.c" "*)
+          foreign='--target=*' ;;
+        *) compiler=$clang ;;
       esac
-      # zlib-ng's flags were chosen for clang: drop the one gcc does not know.
-      for arg in "$@"; do
-        shift
-        case "$arg" in --target=*) ;; *) set -- "$@" "$arg" ;; esac
-      done
       ;;
   esac
 fi
-exec cc "$@"
+if [ -n "$foreign" ]; then
+  for arg in "$@"; do
+    shift
+    case "$arg" in $foreign) ;; *) set -- "$@" "$arg" ;; esac
+  done
+fi
+exec "$compiler" "$@"

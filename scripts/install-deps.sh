@@ -23,8 +23,8 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   fi
 fi
 
-# Optional: clang builds lz4 and zlib-ng's deflate faster than Debian 12's gcc does
-# (cmake/deps-cc.sh). Without it the build uses gcc throughout.
+# Optional: clang builds lz4, zlib-ng's deflate and zstd's compressor faster than Debian 12's
+# gcc does (cmake/deps-cc.sh). Without it the build uses gcc throughout.
 if ! command -v clang-19 >/dev/null 2>&1 && ! command -v clang >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   [ ${#need_apt[@]} -gt 0 ] || apt-get update -qq >/dev/null 2>&1 || true

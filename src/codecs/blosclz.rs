@@ -451,15 +451,6 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
     Ok(op)
 }
 
-/// Multipliers that repeat a 2- or 4-byte period over 16 bytes.
-const REPEAT: [u128; 5] = [
-    0,
-    0,
-    0x0001_0001_0001_0001_0001_0001_0001_0001,
-    0,
-    0x0000_0001_0000_0001_0000_0001_0000_0001,
-];
-
 /// Copies `len` bytes from `dist` bytes behind `op` (LZ semantics: an overlapping source repeats).
 #[inline(always)]
 fn copy_match(dst: &mut [u8], op: usize, dist: usize, len: usize) {
@@ -497,7 +488,12 @@ fn copy_match(dst: &mut [u8], op: usize, dist: usize, len: usize) {
             .fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
         if dist == 2 || dist == 4 {
             // It divides 16: 16 bytes of it per store.
-            let pat = (u128::from(period) * REPEAT[dist]).to_le_bytes();
+            let repeat: u128 = if dist == 2 {
+                0x0001_0001_0001_0001_0001_0001_0001_0001
+            } else {
+                0x0000_0001_0000_0001_0000_0001_0000_0001
+            };
+            let pat = (u128::from(period) * repeat).to_le_bytes();
             let out = &mut dst[op..op + len + 16];
             let mut i = 0;
             while i < len {
