@@ -83,16 +83,23 @@ fn first_difference(a: &[u8], b: &[u8]) -> usize {
     }
 }
 
-/// Estimates the compression ratio of `d` (c-blosc2's "entropy probing"): a dry run of the
-/// encoder over at most `1 << HASHLOG` bytes that only counts output bytes.
-fn probe_cratio<const HASHLOG: u32>(d: &[u8], htab: &mut HashTable) -> f64 {
+/// Whether `d` compresses to at least `min_cratio` by c-blosc2's "entropy probing": a dry run
+/// of the encoder over at most `1 << HASHLOG` bytes that only counts output bytes, giving the
+/// same answer as c-blosc2's `get_cratio(...) < min` for every input.
+fn probe_passes<const HASHLOG: u32>(d: &[u8], htab: &mut HashTable, min_cratio: f64) -> bool {
     let hashlen = 1usize << HASHLOG;
     let limit = d.len().min(hashlen);
     if limit < 12 {
-        return 0.0;
+        // c-blosc2's ratio is 0 here: nothing is probed.
+        return false;
     }
     let ip_bound = limit - 1;
     let ip_limit = limit - 12;
+    // The dry run ends with `ip <= limit`, and `oc` never falls from one token to the next
+    // (a literal adds 1 or 2, a match at least 2), so once `limit / oc < min_cratio` the answer
+    // is known to be no. Incompressible data gets there well before the end (about 81% of the
+    // way at clevel 5). Checked where a literal run fills up, off the hot path.
+    let oc_hopeless = first_hopeless_count(limit, min_cratio);
     htab[..hashlen].fill(0);
     let mut oc: i64 = 5;
     let mut copy: usize = 4;
@@ -133,9 +140,26 @@ fn probe_cratio<const HASHLOG: u32>(d: &[u8], htab: &mut HashTable) -> f64 {
         if copy == MAX_COPY {
             copy = 0;
             oc += 1;
+            if oc >= oc_hopeless {
+                return false;
+            }
         }
     }
-    ip as f64 / oc as f64
+    ip as f64 / oc as f64 >= min_cratio
+}
+
+/// The smallest output count `oc` with `limit / oc < min_cratio` in f64, as the probe's final
+/// division computes it (f64 division is monotonic, so every larger count is below too).
+fn first_hopeless_count(limit: usize, min_cratio: f64) -> i64 {
+    let below = |oc: i64| (limit as f64) / (oc as f64) < min_cratio;
+    let mut oc = (limit as f64 / min_cratio) as i64 + 1;
+    while oc > 1 && below(oc - 1) {
+        oc -= 1;
+    }
+    while !below(oc) {
+        oc += 1;
+    }
+    oc
 }
 
 /// Compresses `src` into `dst` at `clevel` (1..=9). Returns the compressed length, or 0 when
@@ -181,9 +205,9 @@ fn compress_with<const HASHLOG: u32>(
     htab: &mut HashTable,
 ) -> usize {
     let length = src.len();
-    let cratio = probe_cratio::<HASHLOG>(&src[length - maxlen..], htab);
     const MIN_CRATIO: [f64; 10] = [0.0, 2.0, 1.5, 1.2, 1.2, 1.2, 1.2, 1.15, 1.1, 1.0];
-    if cratio < MIN_CRATIO[clevel] || length < 16 || dst.len() < 66 {
+    let passes = probe_passes::<HASHLOG>(&src[length - maxlen..], htab, MIN_CRATIO[clevel]);
+    if !passes || length < 16 || dst.len() < 66 {
         return 0;
     }
     // c-blosc2 hashes a second position after each match at clevel 9 only.
@@ -656,6 +680,121 @@ mod tests {
         let mut back = vec![0u8; data.len()];
         assert_eq!(decompress(&out[..n], &mut back).unwrap(), data.len());
         assert!(back == data);
+    }
+
+    /// c-blosc2's `get_cratio` as written: the whole dry run, then the ratio.
+    fn full_probe_cratio(d: &[u8], hashlog: u32) -> f64 {
+        let limit = d.len().min(1 << hashlog);
+        if limit < 12 {
+            return 0.0;
+        }
+        let mut htab = vec![0usize; 1 << hashlog];
+        let (mut ip, mut oc, mut copy) = (0usize, 5i64, 4usize);
+        while ip < limit - 12 {
+            let anchor = ip;
+            let h = (read_u32(d, ip).wrapping_mul(2_654_435_761) >> (32 - hashlog)) as usize;
+            let r = htab[h];
+            htab[h] = anchor;
+            let distance = anchor - r;
+            if distance != 0 && distance < MAX_FARDISTANCE && read_u32(d, r) == read_u32(d, ip) {
+                let mut end = anchor + 4;
+                while end < limit - 1 && d[end] == d[end - distance] {
+                    end += 1;
+                }
+                if end < limit - 1 {
+                    end += 1; // one past the first mismatch, as get_match returns
+                }
+                let len = end as isize - IPSHIFT as isize - anchor as isize;
+                if len >= MINLEN as isize {
+                    if copy == 0 {
+                        oc -= 1;
+                    }
+                    copy = 0;
+                    if len >= 7 {
+                        oc += (len as i64 - 7) / 255 + 1;
+                    }
+                    oc += if distance - 1 < MAX_DISTANCE { 2 } else { 4 };
+                    let mend = end - IPSHIFT;
+                    let h = read_u32(d, mend).wrapping_mul(2_654_435_761) >> (32 - hashlog);
+                    htab[h as usize] = mend;
+                    ip = mend + 2;
+                    oc += 1;
+                    continue;
+                }
+            }
+            oc += 1;
+            ip = anchor + 1;
+            copy += 1;
+            if copy == MAX_COPY {
+                copy = 0;
+                oc += 1;
+            }
+        }
+        ip as f64 / oc as f64
+    }
+
+    #[test]
+    fn probe_stopping_early_gives_the_full_probes_answer() {
+        let mut x = 0x9e37_79b9_u32;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        };
+        let thresholds = [1.0, 1.1, 1.15, 1.2, 1.5, 2.0];
+        let (mut yes, mut no) = (0, 0);
+        // Random bytes with repeats of earlier data mixed in at rising rates, so the full
+        // ratio sweeps from below 1.0 to well above 2.0 and lands near every threshold.
+        for case in 0..600u32 {
+            let len = [40, 500, 5_000, 16_384, 20_000][case as usize % 5];
+            let repeat_per_mille = case * 1000 / 600;
+            let mut d = Vec::with_capacity(len);
+            while d.len() < len {
+                if d.len() > 64 && rnd() % 1000 < repeat_per_mille {
+                    let back = 1 + rnd() as usize % d.len().min(9000);
+                    for _ in 0..(4 + rnd() % 24) {
+                        d.push(d[d.len() - back]);
+                    }
+                } else {
+                    d.push(rnd() as u8);
+                }
+            }
+            d.truncate(len);
+            let mut htab = Box::new([0u32; 1 << HASH_LOG]);
+            for min in thresholds {
+                for hashlog in [12, 14] {
+                    let expected = full_probe_cratio(&d, hashlog) >= min;
+                    let got = if hashlog == 12 {
+                        probe_passes::<12>(&d, &mut htab, min)
+                    } else {
+                        probe_passes::<14>(&d, &mut htab, min)
+                    };
+                    assert_eq!(got, expected, "case {case}, min {min}, hashlog {hashlog}");
+                    if expected {
+                        yes += 1
+                    } else {
+                        no += 1
+                    }
+                }
+            }
+        }
+        // Both answers must be common, or the sweep tests nothing.
+        assert!(yes > 1000 && no > 1000, "{yes} passed, {no} failed");
+    }
+
+    #[test]
+    fn first_hopeless_count_is_the_boundary() {
+        for limit in [12, 13, 100, 4_095, 16_384] {
+            for min in [1.0, 1.1, 1.15, 1.2, 1.5, 2.0] {
+                let oc = first_hopeless_count(limit, min);
+                assert!((limit as f64) / (oc as f64) < min, "{limit} {min} {oc}");
+                assert!(
+                    (limit as f64) / ((oc - 1) as f64) >= min,
+                    "{limit} {min} {oc}"
+                );
+            }
+        }
     }
 
     #[test]
