@@ -36,6 +36,21 @@ fn read_u32(d: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(b)
 }
 
+/// Marks the branch it sits in as rarely taken, so the compiler lays the common path out
+/// straight (`std::hint::cold_path` is newer than the crate's `rust-version`).
+#[cold]
+#[inline(always)]
+fn cold() {}
+
+/// `b`, telling the compiler it is usually false.
+#[inline(always)]
+fn unlikely(b: bool) -> bool {
+    if b {
+        cold();
+    }
+    b
+}
+
 /// The hash table: `1 << HASH_LOG` entries; indexes are masked so no bound check is needed.
 type HashTable = [u32; 1 << HASH_LOG];
 const HMASK: usize = (1 << HASH_LOG) - 1;
@@ -52,11 +67,14 @@ fn reachable(distance: usize) -> bool {
 fn match_end(d: &[u8], ip: usize, dist: usize, bound: usize) -> usize {
     // Both windows are taken once, so the chunk loop runs without bound checks.
     let cur = &d[ip..bound];
-    let prev = &d[ip - dist..bound - dist];
+    // Cut to `cur`'s length, so the compiler knows both chunk counts are the same.
+    let prev = &d[ip - dist..][..cur.len()];
     let mut done = 0;
     for (a, b) in cur.chunks_exact(16).zip(prev.chunks_exact(16)) {
-        if a != b {
-            return ip + done + first_difference(a, b) + 1;
+        // As integers, not slices: a slice comparison may become a `bcmp` call.
+        let diff = chunk16(a) ^ chunk16(b);
+        if diff != 0 {
+            return ip + done + (diff.trailing_zeros() / 8) as usize + 1;
         }
         done += 16;
     }
@@ -71,16 +89,10 @@ fn match_end(d: &[u8], ip: usize, dist: usize, bound: usize) -> usize {
     }
 }
 
-/// Index of the first differing byte of two unequal 16-byte chunks.
+/// A 16-byte chunk as one little-endian integer.
 #[inline(always)]
-fn first_difference(a: &[u8], b: &[u8]) -> usize {
-    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or([0; 8]));
-    let low = word(a, 0) ^ word(b, 0);
-    if low != 0 {
-        (low.trailing_zeros() / 8) as usize
-    } else {
-        8 + ((word(a, 8) ^ word(b, 8)).trailing_zeros() / 8) as usize
-    }
+fn chunk16(s: &[u8]) -> u128 {
+    u128::from_le_bytes(s.try_into().unwrap_or([0; 16]))
 }
 
 /// Whether `d` compresses to at least `min_cratio` by c-blosc2's "entropy probing": a dry run
@@ -95,11 +107,15 @@ fn probe_passes<const HASHLOG: u32>(d: &[u8], htab: &mut HashTable, min_cratio: 
     }
     let ip_bound = limit - 1;
     let ip_limit = limit - 12;
-    // The dry run ends with `ip <= limit`, and `oc` never falls from one token to the next
-    // (a literal adds 1 or 2, a match at least 2), so once `limit / oc < min_cratio` the answer
-    // is known to be no. Incompressible data gets there well before the end (about 81% of the
-    // way at clevel 5). Checked where a literal run fills up, off the hot path.
+    // The answer is often known long before the end, so the probe stops once it is. The dry
+    // run ends with `ip <= limit`, and `oc` never falls from one token to the next (a literal
+    // adds 1 or 2, a match at least 2), so once `limit / oc < min_cratio` the answer is no:
+    // incompressible data gets there about 81% of the way at clevel 5. Checked where a literal
+    // run fills up, off the hot path. For the answer yes, see `surely_passes`, checked after
+    // a match every `CHECK_EVERY` bytes or so.
     let oc_hopeless = first_hopeless_count(limit, min_cratio);
+    const CHECK_EVERY: usize = 256;
+    let mut next_check = CHECK_EVERY;
     htab[..hashlen].fill(0);
     let mut oc: i64 = 5;
     let mut copy: usize = 4;
@@ -130,6 +146,12 @@ fn probe_passes<const HASHLOG: u32>(d: &[u8], htab: &mut HashTable, min_cratio: 
                 htab[hash::<HASHLOG>(read_u32(d, mend))] = mend as u32;
                 ip = mend + 2;
                 oc += 1;
+                if ip >= next_check {
+                    if surely_passes(ip, oc, ip_limit, limit, min_cratio) {
+                        return true;
+                    }
+                    next_check = ip + CHECK_EVERY;
+                }
                 continue;
             }
         }
@@ -146,6 +168,22 @@ fn probe_passes<const HASHLOG: u32>(d: &[u8], htab: &mut HashTable, min_cratio: 
         }
     }
     ip as f64 / oc as f64 >= min_cratio
+}
+
+/// Whether the probe's ratio is sure to end at `min_cratio` or above, seen right after a
+/// match (so no literal run is open) at `ip` with `oc` bytes counted.
+///
+/// From here on each input byte adds at most 33/32 to `oc`: a literal adds 1, plus a count
+/// byte every 32; a match of `len` takes `len + 2 >= 6` bytes and adds at most
+/// `6 + (len - 7) / 255`. The run ends with `ip` somewhere in `max(ip, ip_limit)..=limit`,
+/// and the worst-case ratio is monotonic in that end, so its two ends bound it. The margin
+/// keeps the final f64 division on the same side.
+fn surely_passes(ip: usize, oc: i64, ip_limit: usize, limit: usize, min_cratio: f64) -> bool {
+    let needed = min_cratio * (1.0 + 1e-9);
+    [ip.max(ip_limit), limit].iter().all(|&end| {
+        let worst_oc_times_32 = 32 * oc + 33 * (end - ip) as i64;
+        32.0 * end as f64 >= needed * worst_oc_times_32 as f64
+    })
 }
 
 /// The smallest output count `oc` with `limit / oc < min_cratio` in f64, as the probe's final
@@ -278,14 +316,14 @@ fn encode<const HASHLOG: u32, const SECOND_HASH: bool>(
             }
         }
         // A literal byte.
-        if op + 2 > op_limit {
+        if unlikely(op + 2 > op_limit) {
             return None;
         }
         out[op] = window[0];
         op += 1;
         ip = anchor + 1;
         copy += 1;
-        if copy == MAX_COPY {
+        if unlikely(copy == MAX_COPY) {
             copy = 0;
             out[op] = (MAX_COPY - 1) as u8;
             op += 1;
@@ -771,6 +809,33 @@ mod tests {
                         probe_passes::<14>(&d, &mut htab, min)
                     };
                     assert_eq!(got, expected, "case {case}, min {min}, hashlog {hashlog}");
+                    if expected {
+                        yes += 1
+                    } else {
+                        no += 1
+                    }
+                }
+            }
+        }
+        // A compressible head, then random bytes: the tail costs the most a byte can cost,
+        // the case where stopping early for "yes" is closest to wrong.
+        for step in 0..400 {
+            for len in [9_000, 16_384] {
+                let head = len * step / 400;
+                let d: Vec<u8> = (0..len)
+                    .map(|i| {
+                        if i < head {
+                            (i / 64) as u8
+                        } else {
+                            rnd() as u8
+                        }
+                    })
+                    .collect();
+                let mut htab = Box::new([0u32; 1 << HASH_LOG]);
+                for min in thresholds {
+                    let expected = full_probe_cratio(&d, 14) >= min;
+                    let got = probe_passes::<14>(&d, &mut htab, min);
+                    assert_eq!(got, expected, "head {head} of {len}, min {min}");
                     if expected {
                         yes += 1
                     } else {
