@@ -89,6 +89,14 @@ fn match_end(d: &[u8], ip: usize, dist: usize, bound: usize) -> usize {
     }
 }
 
+/// The length the encoder would give a match at `anchor` (its end moved back by `IPSHIFT`,
+/// so it may be below `MINLEN` or 0), out of line: inlined, `match_end` costs the probe's
+/// literal loop registers and induction variables.
+#[inline(never)]
+fn probe_match_len(d: &[u8], anchor: usize, distance: usize, bound: usize) -> usize {
+    (match_end(d, anchor + 4, distance, bound) - IPSHIFT).saturating_sub(anchor)
+}
+
 /// A 16-byte chunk as one little-endian integer.
 #[inline(always)]
 fn chunk16(s: &[u8]) -> u128 {
@@ -111,11 +119,11 @@ fn probe_passes<const HASHLOG: u32>(d: &[u8], htab: &mut HashTable, min_cratio: 
     // run ends with `ip <= limit`, and `oc` never falls from one token to the next (a literal
     // adds 1 or 2, a match at least 2), so once `limit / oc < min_cratio` the answer is no:
     // incompressible data gets there about 81% of the way at clevel 5. Checked where a literal
-    // run fills up, off the hot path. For the answer yes, see `surely_passes`, checked after
-    // a match every `CHECK_EVERY` bytes or so.
+    // run fills up, off the hot path. For the answer yes, see `surely_passes`, checked every
+    // `CHECK_EVERY` matches (a byte count would take a register in the literal loop).
     let oc_hopeless = first_hopeless_count(limit, min_cratio);
-    const CHECK_EVERY: usize = 256;
-    let mut next_check = CHECK_EVERY;
+    const CHECK_EVERY: u32 = 16;
+    let mut matches_to_check = CHECK_EVERY;
     htab[..hashlen].fill(0);
     let mut oc: i64 = 5;
     let mut copy: usize = 4;
@@ -130,10 +138,8 @@ fn probe_passes<const HASHLOG: u32>(d: &[u8], htab: &mut HashTable, min_cratio: 
         let literal = !reachable(distance) || read_u32(d, r) != read_u32(d, ip);
         if !literal {
             let dist = distance - 1;
-            let end = match_end(d, anchor + 4, dist + 1, ip_bound);
-            let len = (end - IPSHIFT) as isize - anchor as isize;
-            if len >= MINLEN as isize {
-                let len = len as usize;
+            let len = probe_match_len(d, anchor, distance, ip_bound);
+            if len >= MINLEN {
                 if copy == 0 {
                     oc -= 1;
                 }
@@ -142,15 +148,16 @@ fn probe_passes<const HASHLOG: u32>(d: &[u8], htab: &mut HashTable, min_cratio: 
                     oc += ((len - 7) / 255) as i64 + 1;
                 }
                 oc += if dist < MAX_DISTANCE { 2 } else { 4 };
-                let mend = end - IPSHIFT;
+                let mend = anchor + len;
                 htab[hash::<HASHLOG>(read_u32(d, mend))] = mend as u32;
                 ip = mend + 2;
                 oc += 1;
-                if ip >= next_check {
+                matches_to_check -= 1;
+                if matches_to_check == 0 {
                     if surely_passes(ip, oc, ip_limit, limit, min_cratio) {
                         return true;
                     }
-                    next_check = ip + CHECK_EVERY;
+                    matches_to_check = CHECK_EVERY;
                 }
                 continue;
             }
@@ -177,7 +184,9 @@ fn probe_passes<const HASHLOG: u32>(d: &[u8], htab: &mut HashTable, min_cratio: 
 /// byte every 32; a match of `len` takes `len + 2 >= 6` bytes and adds at most
 /// `6 + (len - 7) / 255`. The run ends with `ip` somewhere in `max(ip, ip_limit)..=limit`,
 /// and the worst-case ratio is monotonic in that end, so its two ends bound it. The margin
-/// keeps the final f64 division on the same side.
+/// keeps the final f64 division on the same side. Out of line, so its arithmetic on `ip`
+/// adds no induction variables to the probe's loop.
+#[inline(never)]
 fn surely_passes(ip: usize, oc: i64, ip_limit: usize, limit: usize, min_cratio: f64) -> bool {
     let needed = min_cratio * (1.0 + 1e-9);
     [ip.max(ip_limit), limit].iter().all(|&end| {
