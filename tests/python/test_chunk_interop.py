@@ -188,6 +188,42 @@ def test_blosclz_ratio_within_one_percent(pipeline):
     assert worst[0][0] >= 0.99, f"blosclz compresses worse than c-blosc2: {worst[:5]}"
 
 
+def mixed_block(nbytes, compressible_share, seed):
+    """Random bytes with a share of them copied from earlier in the buffer: BloscLZ's entropy
+    probe lands anywhere from clearly below to clearly above its thresholds."""
+    rng = np.random.default_rng(seed)
+    out = bytearray(rng.integers(0, 256, nbytes, dtype=np.uint8).tobytes())
+    pos = 64
+    while pos < nbytes:
+        run = int(rng.integers(4, 40))
+        if rng.random() < compressible_share:
+            back = int(rng.integers(1, min(pos, 9000)))
+            for i in range(pos, min(pos + run, nbytes)):
+                out[i] = out[i - back]
+        pos += run
+    return bytes(out)
+
+
+def test_blosclz_probe_decisions_match_near_thresholds():
+    # The probe stops as soon as its answer is certain; the stored/compressed decision per
+    # block (and so every byte) must still be c-blosc2's, at every clevel's threshold.
+    differ, stored, compressed = [], 0, 0
+    for share in np.linspace(0.0, 0.9, 19):
+        data = b"".join(mixed_block(40_000, share, seed=int(share * 100) + k) for k in range(3))
+        for clevel in range(1, 10):
+            a = theirs(data, b2frame.CODEC_BLOSCLZ, clevel, "none", 1)
+            b = b2frame.compress(data, ours_params(b2frame.CODEC_BLOSCLZ, clevel, "none", 1))
+            if a != b:
+                differ.append((round(share, 2), clevel, len(a), len(b)))
+            if len(a) > len(data):
+                stored += 1
+            else:
+                compressed += 1
+    assert not differ, f"blosclz chunks differ from c-blosc2's: {differ[:5]}"
+    # Both outcomes, or the sweep missed the thresholds.
+    assert stored > 10 and compressed > 10, (stored, compressed)
+
+
 @pytest.mark.parametrize("codec", [b2frame.CODEC_ZSTD, b2frame.CODEC_LZ4, b2frame.CODEC_LZ4HC])
 def test_dictionaries_both_ways(codec):
     for kind in ["smooth_f64", "increasing_i32", "noisy_f32"]:
