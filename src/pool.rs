@@ -97,6 +97,29 @@ impl Pool {
     }
 }
 
+/// Runs `work` on every worker of `pool` at once and returns the first error. Each worker
+/// is meant to loop, claiming items until none are left, as c-blosc2's threads do. Unlike
+/// `install` + `scope`, where one worker starts and the others must wake up to steal, every
+/// worker gets the job directly: decompression with shuffle on 2 threads ran about 4% faster.
+pub fn on_every_worker(
+    pool: &rayon::ThreadPool,
+    work: impl Fn() -> Result<()> + Sync,
+) -> Result<()> {
+    let failure: Mutex<Option<Error>> = Mutex::new(None);
+    pool.broadcast(|_| {
+        if let Err(e) = work() {
+            failure
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_or_insert(e);
+        }
+    });
+    match failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
 /// Below this many bytes a copy or fill stays on the calling thread: handing it to the workers
 /// costs more than it saves.
 const PARALLEL_BYTES: usize = 1 << 20;

@@ -248,3 +248,26 @@ fn every_truncation_and_byte_flip_of_a_chunk_is_handled() {
         }
     }
 }
+
+#[test]
+fn a_bad_block_fails_the_parallel_decode_as_the_serial_one() {
+    // Workers claim blocks as they go; one block's error must come back (not hang, not be
+    // lost), whichever worker met it, and the other blocks must not matter.
+    let c = good_chunk();
+    let ctx = Context::new(CParams {
+        nthreads: 2,
+        ..CParams::default()
+    })
+    .unwrap();
+    let mut out = vec![0u8; 16384];
+    assert_eq!(ctx.decompress(&c, &mut out).unwrap(), 16384);
+    for block in 0..4 {
+        let mut c2 = c.clone();
+        put_i32(&mut c2, 32 + 4 * block, i32::MAX);
+        assert_corrupt(
+            ctx.decompress(&c2, &mut out).map(|_| Vec::new()),
+            "block start",
+        );
+        assert_corrupt(decode(&c2), "block start");
+    }
+}

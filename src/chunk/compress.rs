@@ -491,7 +491,6 @@ impl Context {
         });
         let claimed = AtomicUsize::new(0);
         let stop = AtomicBool::new(false);
-        let failure: Mutex<Option<Error>> = Mutex::new(None);
         let work = || -> Result<()> {
             while !stop.load(Ordering::Relaxed) {
                 let j = claimed.fetch_add(1, Ordering::Relaxed);
@@ -516,20 +515,7 @@ impl Context {
             }
             Ok(())
         };
-        pool.install(|| {
-            rayon::scope(|s| {
-                for _ in 0..self.pool.nthreads() {
-                    s.spawn(|_| {
-                        if let Err(e) = work() {
-                            *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
-                        }
-                    });
-                }
-            })
-        });
-        if let Some(e) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            return Err(e);
-        }
+        crate::pool::on_every_worker(pool, work)?;
         let p = placement.into_inner().unwrap_or_else(|e| e.into_inner());
         BUFFERS.give_back(p.waiting.into_values().map(|(b, _)| b));
         if p.full || p.next != plan.nblocks {

@@ -5,8 +5,7 @@
 //! the chunk, so no field read from the chunk indexes or sizes anything unchecked.
 
 use std::cell::RefCell;
-
-use rayon::prelude::*;
+use std::sync::Mutex;
 
 use super::header::{self, ChunkHeader, SpecialValue};
 use crate::codecs;
@@ -354,11 +353,20 @@ impl<'a> Decoder<'a> {
             rest = tail;
         }
         match parallel {
-            Some(p) => p.install(|| {
-                parts
-                    .into_par_iter()
-                    .try_for_each(|(j, part)| self.decode_block(j, part, dref))
-            }),
+            Some(p) => {
+                let queue = Mutex::new(parts.into_iter());
+                let claim = || queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+                crate::pool::on_every_worker(p, || {
+                    while let Some((j, part)) = claim() {
+                        if let Err(e) = self.decode_block(j, part, dref) {
+                            // Leave nothing for the other workers to start.
+                            while claim().is_some() {}
+                            return Err(e);
+                        }
+                    }
+                    Ok(())
+                })
+            }
             None => parts
                 .into_iter()
                 .try_for_each(|(j, part)| self.decode_block(j, part, dref)),
