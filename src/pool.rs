@@ -5,8 +5,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use rayon::prelude::*;
-
 use crate::error::{Error, Result};
 use crate::memcopy;
 
@@ -82,10 +80,14 @@ impl Pool {
                     .len()
                     .div_ceil(self.nthreads)
                     .next_multiple_of(align.max(1));
-                pool.install(|| {
-                    dst.par_chunks_mut(piece)
-                        .enumerate()
-                        .for_each(|(i, d)| f(i * piece, d))
+                let pieces = Mutex::new(dst.chunks_mut(piece).enumerate());
+                let claim = || pieces.lock().unwrap_or_else(|e| e.into_inner()).next();
+                // Copies and fills cannot fail: the result is always Ok.
+                let _ = on_every_worker(pool, || {
+                    while let Some((i, d)) = claim() {
+                        f(i * piece, d);
+                    }
+                    Ok(())
                 });
             }
         }
