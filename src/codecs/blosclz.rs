@@ -104,8 +104,8 @@ fn chunk16(s: &[u8]) -> u128 {
 }
 
 /// Whether `d` compresses to at least `min_cratio` by c-blosc2's "entropy probing": a dry run
-/// of the encoder over at most `1 << HASHLOG` bytes that only counts output bytes, giving the
-/// same answer as c-blosc2's `get_cratio(...) < min` for every input.
+/// of the encoder over at most `1 << HASHLOG` bytes that only counts output bytes. True
+/// exactly when c-blosc2's `get_cratio` would return `min_cratio` or more.
 fn probe_passes<const HASHLOG: u32>(d: &[u8], htab: &mut HashTable, min_cratio: f64) -> bool {
     let hashlen = 1usize << HASHLOG;
     let limit = d.len().min(hashlen);
@@ -181,8 +181,9 @@ fn probe_passes<const HASHLOG: u32>(d: &[u8], htab: &mut HashTable, min_cratio: 
 /// match (so no literal run is open) at `ip` with `oc` bytes counted.
 ///
 /// From here on each input byte adds at most 33/32 to `oc`: a literal adds 1, plus a count
-/// byte every 32; a match of `len` takes `len + 2 >= 6` bytes and adds at most
-/// `6 + (len - 7) / 255`. The run ends with `ip` somewhere in `max(ip, ip_limit)..=limit`,
+/// byte every 32 (each run starts from 0 after a match); a match of `len` takes
+/// `len + 2 >= 6` bytes and adds at most 5, plus `(len - 7) / 255 + 1` when `len >= 7`. The
+/// run ends with `ip` somewhere in `max(ip, ip_limit)..=limit`,
 /// and the worst-case ratio is monotonic in that end, so its two ends bound it. The margin
 /// keeps the final f64 division on the same side. Out of line, so its arithmetic on `ip`
 /// adds no induction variables to the probe's loop.
