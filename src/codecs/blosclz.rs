@@ -531,8 +531,25 @@ fn copy_match(dst: &mut [u8], op: usize, dist: usize, len: usize) {
         let b = dst[start];
         dst[op..op + len].fill(b);
     } else if dist >= 16 && op + len + 16 <= dst.len() {
-        // 16 bytes at a time: each step reads bytes written at least 16 bytes earlier; the
-        // last step may write up to 15 bytes past the match, which later tokens overwrite.
+        // 16 bytes at a time; the last step may write up to 15 bytes past the match, which
+        // later tokens overwrite.
+        if len <= 16 {
+            // Most matches: one chunk.
+            let chunk: [u8; 16] = dst[start..start + 16].try_into().expect("16 bytes");
+            dst[op..op + 16].copy_from_slice(&chunk);
+            return;
+        }
+        let rounded = len.next_multiple_of(16);
+        if rounded <= dist {
+            // The source ends before the output starts: whole chunks, no bound checks inside.
+            let (before, after) = dst.split_at_mut(op);
+            let from = before[start..start + rounded].chunks_exact(16);
+            for (to, from) in after[..rounded].chunks_exact_mut(16).zip(from) {
+                to.copy_from_slice(from);
+            }
+            return;
+        }
+        // Each step reads bytes written at least 16 bytes earlier.
         let mut i = 0;
         while i < len {
             let mut w = [0u8; 16];
@@ -728,6 +745,32 @@ mod tests {
         let mut back = vec![0u8; data.len()];
         assert_eq!(decompress(&out[..n], &mut back).unwrap(), data.len());
         assert!(back == data);
+    }
+
+    #[test]
+    fn match_copies_equal_a_byte_by_byte_copy() {
+        // Every copy path: each distance up to 80 (runs, short periods, chunks that overlap
+        // the output, chunks that do not), lengths around the chunk sizes, and destinations
+        // that end right after the match or leave room for whole chunks.
+        let prefix: Vec<u8> = (0..100u32).map(|i| (i * 37 + 11) as u8).collect();
+        for dist in 1..=80 {
+            for len in 3..=70 {
+                for slack in [0, 7, 15, 16, 40] {
+                    let op = prefix.len();
+                    let mut dst = prefix.clone();
+                    dst.resize(op + len + slack, 0xee);
+                    let mut want = dst.clone();
+                    for i in op..op + len {
+                        want[i] = want[i - dist];
+                    }
+                    copy_match(&mut dst, op, dist, len);
+                    assert!(
+                        dst[..op + len] == want[..op + len],
+                        "dist {dist} len {len} slack {slack}"
+                    );
+                }
+            }
+        }
     }
 
     /// c-blosc2's `get_cratio` as written: the whole dry run, then the ratio.
