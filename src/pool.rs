@@ -80,13 +80,10 @@ impl Pool {
                     .len()
                     .div_ceil(self.nthreads)
                     .next_multiple_of(align.max(1));
-                let pieces = Mutex::new(dst.chunks_mut(piece).enumerate());
-                let claim = || pieces.lock().unwrap_or_else(|e| e.into_inner()).next();
+                let pieces = dst.chunks_mut(piece).enumerate();
                 // Copies and fills cannot fail: the result is always Ok.
-                let _ = on_every_worker(pool, || {
-                    while let Some((i, d)) = claim() {
-                        f(i * piece, d);
-                    }
+                let _ = for_each_claimed(pool, pieces, |(i, d)| {
+                    f(i * piece, d);
                     Ok(())
                 });
             }
@@ -120,6 +117,27 @@ pub fn on_every_worker(
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// Runs `f` over `items` with [`on_every_worker`], each worker claiming the next item from a
+/// shared queue until none are left. After an error the failing worker empties the queue, so
+/// the others start nothing more, and the first error is returned.
+pub fn for_each_claimed<T>(
+    pool: &rayon::ThreadPool,
+    items: impl Iterator<Item = T> + Send,
+    f: impl Fn(T) -> Result<()> + Sync,
+) -> Result<()> {
+    let queue = Mutex::new(items);
+    let claim = || queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+    on_every_worker(pool, || {
+        while let Some(item) = claim() {
+            if let Err(e) = f(item) {
+                while claim().is_some() {}
+                return Err(e);
+            }
+        }
+        Ok(())
+    })
 }
 
 /// Below this many bytes a copy or fill stays on the calling thread: handing it to the workers

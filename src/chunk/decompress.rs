@@ -5,7 +5,6 @@
 //! the chunk, so no field read from the chunk indexes or sizes anything unchecked.
 
 use std::cell::RefCell;
-use std::sync::Mutex;
 
 use super::header::{self, ChunkHeader, SpecialValue};
 use crate::codecs;
@@ -353,20 +352,9 @@ impl<'a> Decoder<'a> {
             rest = tail;
         }
         match parallel {
-            Some(p) => {
-                let queue = Mutex::new(parts.into_iter());
-                let claim = || queue.lock().unwrap_or_else(|e| e.into_inner()).next();
-                crate::pool::on_every_worker(p, || {
-                    while let Some((j, part)) = claim() {
-                        if let Err(e) = self.decode_block(j, part, dref) {
-                            // Leave nothing for the other workers to start.
-                            while claim().is_some() {}
-                            return Err(e);
-                        }
-                    }
-                    Ok(())
-                })
-            }
+            Some(p) => crate::pool::for_each_claimed(p, parts.into_iter(), |(j, part)| {
+                self.decode_block(j, part, dref)
+            }),
             None => parts
                 .into_iter()
                 .try_for_each(|(j, part)| self.decode_block(j, part, dref)),
