@@ -248,6 +248,12 @@ fn offsets_past_the_end_or_into_the_header() {
         corrupt,
         "past the end of the data",
     );
+    // One byte short of a chunk header before the end.
+    expect_err(
+        open_and_read(with_offsets(&b, &[0, cbytes - 31, 10])),
+        corrupt,
+        "past the end of the data",
+    );
     expect_err(
         open_and_read(with_offsets(&b, &[0, i64::MAX, 10])),
         corrupt,

@@ -81,25 +81,44 @@ pub fn uniform_value(index_chunk: &[u8]) -> Result<Option<i64>> {
     }
 }
 
-/// Decodes the index chunk into exactly `nchunks` raw values.
+/// Decodes the index chunk into exactly `nchunks` raw values. Block by block where the blocks
+/// hold whole values, so the decoded bytes are never held whole beside the values (for 100,000
+/// chunks, 800 KB less to allocate and fault in).
 pub fn decode(index_chunk: &[u8], nchunks: usize) -> Result<Vec<i64>> {
     let want = nchunks
         .checked_mul(8)
         .ok_or_else(|| crate::Error::corrupt(format!("frame index: {nchunks} chunks overflow")))?;
-    let h = chunk::ChunkHeader::parse(index_chunk).map_err(|e| e.context("frame index"))?;
-    if h.nbytes != want {
+    let d = chunk::decompress::Decoder::new(index_chunk).map_err(|e| e.context("frame index"))?;
+    if d.header().nbytes != want {
         bail!(
             corrupt,
             "frame index: decodes to {} bytes, expected {want} for {nchunks} chunks",
-            h.nbytes
+            d.header().nbytes
         );
     }
-    let bytes =
-        chunk::decompress_to_vec(index_chunk, want).map_err(|e| e.context("frame index"))?;
-    Ok(bytes
-        .chunks_exact(8)
-        .map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-        .collect())
+    let mut values = Vec::with_capacity(nchunks);
+    let mut take = |bytes: &[u8]| {
+        let raw = bytes.chunks_exact(8);
+        values.extend(raw.map(|v| i64::from_le_bytes(v.try_into().unwrap_or([0; 8]))));
+    };
+    let lens = (0..d.nblocks()).map(|j| d.block_range(j).len());
+    let blockwise = d.special() == SpecialValue::None
+        && !d.needs_reference()
+        && lens.clone().all(|n| n % 8 == 0);
+    if blockwise {
+        let mut block = vec![0u8; lens.max().unwrap_or(0)];
+        for j in 0..d.nblocks() {
+            let block = &mut block[..d.block_range(j).len()];
+            d.decode_block(j, block, None)
+                .map_err(|e| e.context("frame index"))?;
+            take(block);
+        }
+    } else {
+        let bytes =
+            chunk::decompress_to_vec(index_chunk, want).map_err(|e| e.context("frame index"))?;
+        take(&bytes);
+    }
+    Ok(values)
 }
 
 /// The parameters c-blosc2 compresses the index with.
@@ -143,5 +162,39 @@ mod tests {
         let c = encode(&v).unwrap();
         assert_eq!(decode(&c, v.len()).unwrap(), v);
         assert!(decode(&c, v.len() + 1).is_err());
+    }
+
+    /// Index chunks written with other parameters: blocks that split values, a delta filter
+    /// (blocks coded against block 0), no compression.
+    #[test]
+    fn decodes_indexes_whatever_their_blocks() {
+        let v: Vec<i64> = (0..3000).map(|i| i * 4099 + (i % 7)).collect();
+        let bytes: Vec<u8> = v.iter().flat_map(|o| o.to_le_bytes()).collect();
+        let variants = [
+            (4, 1004, [0, 0, 0, 0, 0, crate::filters::SHUFFLE], 5),
+            (
+                8,
+                2048,
+                [0, 0, 0, 0, crate::filters::DELTA, crate::filters::SHUFFLE],
+                5,
+            ),
+            (8, 4096, [0; 6], 0),
+        ];
+        for (typesize, blocksize, filters, clevel) in variants {
+            let params = CParams {
+                typesize,
+                blocksize,
+                filters,
+                clevel,
+                ..CParams::default()
+            };
+            let c = Context::new(params)
+                .unwrap()
+                .compress_to_vec(&bytes)
+                .unwrap();
+            let d = chunk::decompress::Decoder::new(&c).unwrap();
+            assert_eq!(d.block_range(0).len(), blocksize);
+            assert_eq!(decode(&c, v.len()).unwrap(), v, "blocksize {blocksize}");
+        }
     }
 }

@@ -472,6 +472,15 @@ fn check_stored_chunk(bytes: &[u8]) -> Result<()> {
 /// Computes the read bounds of contiguous chunks: the distance from each chunk to the next one
 /// in file order (or to the end of the data region).
 pub fn compute_spans(offsets: &[i64], data_len: u64) -> Vec<u32> {
+    let span = |from: u64, to: u64| to.saturating_sub(from).min(u64::from(u32::MAX)) as u32;
+    // Ascending from a non-negative first value: every chunk is stored, in index order (as
+    // appends leave them), and runs to the next one.
+    if offsets.first().is_none_or(|&o| o >= 0) && offsets.windows(2).all(|w| w[0] <= w[1]) {
+        let mut spans = Vec::with_capacity(offsets.len());
+        spans.extend(offsets.windows(2).map(|w| span(w[0] as u64, w[1] as u64)));
+        spans.extend(offsets.last().map(|&o| span(o as u64, data_len)));
+        return spans;
+    }
     let mut spans = vec![0u32; offsets.len()];
     let mut order: Vec<(u64, usize)> = offsets
         .iter()
@@ -479,12 +488,57 @@ pub fn compute_spans(offsets: &[i64], data_len: u64) -> Vec<u32> {
         .filter(|(_, &o)| o >= 0)
         .map(|(i, &o)| (o as u64, i))
         .collect();
-    if !order.windows(2).all(|w| w[0].0 <= w[1].0) {
-        order.sort_unstable();
-    }
+    order.sort_unstable();
     for (k, &(off, i)) in order.iter().enumerate() {
-        let next = order.get(k + 1).map_or(data_len, |&(o, _)| o.max(off));
-        spans[i] = (next.saturating_sub(off)).min(u64::from(u32::MAX)) as u32;
+        let next = order.get(k + 1).map_or(data_len, |&(o, _)| o);
+        spans[i] = span(off, next);
     }
     spans
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each stored chunk's distance to the next stored one in (offset, position) order, or to
+    /// the end of the data, found the slow way.
+    fn spans_by_search(offsets: &[i64], data_len: u64) -> Vec<u32> {
+        let key = |i: usize| (offsets[i] as u64, i);
+        (0..offsets.len())
+            .map(|i| {
+                if offsets[i] < 0 {
+                    return 0;
+                }
+                let next = (0..offsets.len())
+                    .filter(|&j| offsets[j] >= 0 && key(j) > key(i))
+                    .map(|j| offsets[j] as u64)
+                    .min()
+                    .unwrap_or(data_len);
+                (next - offsets[i] as u64).min(u64::from(u32::MAX)) as u32
+            })
+            .collect()
+    }
+
+    #[test]
+    fn spans_reach_the_next_stored_chunk() {
+        let special = index::special_raw(SpecialValue::Zero);
+        let cases: [&[i64]; 7] = [
+            &[],
+            &[0, 100, 250, 251, 400],
+            &[0, 100, 100, 300],
+            &[300, 0, 100, 200],
+            &[0, special, 100, special, 300],
+            &[special, special],
+            &[0, 1 << 40],
+        ];
+        for offsets in cases {
+            // Past the last chunk by a little; by more than a u32 for the last case.
+            let data_len = offsets.iter().max().map_or(0, |&o| o.max(0) as u64) * 2 + 37;
+            assert_eq!(
+                compute_spans(offsets, data_len),
+                spans_by_search(offsets, data_len),
+                "{offsets:?}"
+            );
+        }
+    }
 }
