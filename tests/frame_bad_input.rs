@@ -226,7 +226,11 @@ fn index_that_does_not_decode_to_nchunks_offsets() {
 
 /// Rewrites the index of `b` with `offsets`.
 fn with_offsets(b: &[u8], offsets: &[i64]) -> Vec<u8> {
-    let i = index_pos(b);
+    with_offsets_at(b, index_pos(b), offsets)
+}
+
+/// Rewrites the index at `i` of `b` with `offsets` (a sparse frame's index follows its header).
+fn with_offsets_at(b: &[u8], i: usize, offsets: &[i64]) -> Vec<u8> {
     let old = b2frame::chunk::ChunkHeader::parse(&b[i..]).unwrap().cbytes;
     let new = b2frame::frame::index::encode(offsets).unwrap();
     let mut x = b[..i].to_vec();
@@ -357,4 +361,33 @@ fn every_truncation_and_many_byte_flips_are_handled() {
             let _ = open_and_read(x);
         }
     }
+}
+
+#[test]
+fn sparse_chunk_ids_beyond_eight_hex_digits() {
+    let dir = std::env::temp_dir().join(format!("b2f-bad-ids-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    SChunk::open_buffer(base())
+        .unwrap()
+        .save(&dir, false)
+        .unwrap();
+    let meta = dir.join("chunks.b2frame");
+    let b = std::fs::read(&meta).unwrap();
+    for (id, ok) in [(u64::from(u32::MAX), true), (1u64 << 32, false)] {
+        std::fs::write(
+            &meta,
+            with_offsets_at(&b, be32(&b, 11) as usize, &[0, id as i64, 2]),
+        )
+        .unwrap();
+        // Sparse frames check their index when opened.
+        match SChunk::open(&dir, false).and_then(|r| r.get_chunk_vec(1).map(drop)) {
+            // The largest id passes the index check; its chunk file does not exist.
+            Err(Error::Io { context, .. }) if ok => {
+                assert!(context.contains("FFFFFFFF.chunk"), "{context}")
+            }
+            Err(Error::Corrupt(m)) if !ok => assert!(m.contains("beyond 8 hex digits"), "{m}"),
+            other => panic!("chunk id {id:#x}: {other:?}"),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -422,24 +422,24 @@ impl Frame {
         let sparse = self.is_sparse();
         let ibytes = self.store.read(src.pos, src.cbytes)?;
         let data_len = self.header.cbytes as u64;
+        // The largest value a stored chunk's entry may hold: a chunk header must fit before
+        // the end of the data; a chunk-file id has at most 8 hex digits.
+        let max_stored = if sparse {
+            Some(u64::from(u32::MAX))
+        } else {
+            data_len.checked_sub(crate::chunk::EXTENDED_HEADER_LEN as u64)
+        };
         let check = |i: usize, raw: i64| -> Result<()> {
             match index::entry(raw).map_err(|e| e.context(format_args!("chunk {i}")))? {
-                index::Entry::At(v) if !sparse => {
-                    if v + crate::chunk::EXTENDED_HEADER_LEN as u64 > data_len {
-                        bail!(
-                            corrupt,
-                            "frame index: offset {v} of chunk {i} is past the end of the data ({data_len} bytes)"
-                        );
-                    }
-                }
-                index::Entry::At(v) => {
-                    if v > u64::from(u32::MAX) {
-                        bail!(
-                            corrupt,
-                            "frame index: chunk {i} names file id {v}, beyond 8 hex digits"
-                        );
-                    }
-                }
+                index::Entry::At(v) if max_stored.is_some_and(|max| v <= max) => {}
+                index::Entry::At(v) if sparse => bail!(
+                    corrupt,
+                    "frame index: chunk {i} names file id {v}, beyond 8 hex digits"
+                ),
+                index::Entry::At(v) => bail!(
+                    corrupt,
+                    "frame index: offset {v} of chunk {i} is past the end of the data ({data_len} bytes)"
+                ),
                 index::Entry::Special(_) => {}
             }
             Ok(())
@@ -458,13 +458,9 @@ impl Frame {
             });
         }
         let offsets = index::decode(&ibytes, src.nchunks)?;
-        // Most indexes hold only offsets within the data: one quick pass tells.
-        let plain_limit = if sparse {
-            Some(u64::from(u32::MAX))
-        } else {
-            data_len.checked_sub(crate::chunk::EXTENDED_HEADER_LEN as u64)
-        };
-        if !plain_limit.is_some_and(|limit| offsets.iter().all(|&o| o as u64 <= limit)) {
+        // Most indexes hold stored chunks only: one comparison per entry tells (a special
+        // entry is negative, so above the limit as u64), and `check` names the first bad one.
+        if !max_stored.is_some_and(|max| offsets.iter().all(|&o| o as u64 <= max)) {
             for (i, &o) in offsets.iter().enumerate() {
                 check(i, o)?;
             }
