@@ -114,8 +114,9 @@ pub fn decode(index_chunk: &[u8], nchunks: usize) -> Result<Vec<i64>> {
             take(block);
         }
     } else {
-        let bytes =
-            chunk::decompress_to_vec(index_chunk, want).map_err(|e| e.context("frame index"))?;
+        let mut bytes = vec![0u8; want];
+        d.decode_all(&mut bytes, None)
+            .map_err(|e| e.context("frame index"))?;
         take(&bytes);
     }
     Ok(values)
