@@ -233,3 +233,67 @@ fn variable_chunks_from_the_start() {
 fn exists(p: &Path) -> bool {
     p.exists()
 }
+
+/// A frame whose index spans several index blocks (5,000 chunks: three 16 KiB blocks), read
+/// right after opening: the first lookups decode one index block each, later ones the whole
+/// index. Every read, on every kind of store, must give the chunk the model holds.
+#[test]
+fn reads_right_after_opening_a_large_index() {
+    const N: usize = 5000;
+    const SMALL: usize = 16;
+    let s = SChunk::create(None, &opts(true, SMALL as i32)).unwrap();
+    let mut model = Vec::with_capacity(N);
+    for k in 0..N as u64 {
+        if k % 1000 == 999 {
+            s.fill_special(SMALL as i64 / 4, SpecialValue::Zero)
+                .unwrap();
+            model.push(vec![0u8; SMALL]);
+        } else {
+            let d = data(k, SMALL);
+            s.append(&d).unwrap();
+            model.push(d);
+        }
+    }
+    let dir = tempdir("large-index");
+    let file = dir.join("f.b2frame");
+    let sparse = dir.join("s.b2frame");
+    s.save(&file, true).unwrap();
+    s.save(&sparse, false).unwrap();
+    let image = s.to_buffer().unwrap();
+    let opens: [(&str, &dyn Fn() -> SChunk); 3] = [
+        ("file", &|| SChunk::open(&file, false).unwrap()),
+        ("sparse", &|| SChunk::open(&sparse, false).unwrap()),
+        ("memory", &|| SChunk::open_buffer(image.clone()).unwrap()),
+    ];
+    for (what, open) in opens {
+        for i in [0, 1, 2047, 2048, 2049, 998, 999, 3999, 4095, 4096, N - 1] {
+            let f = open();
+            assert_eq!(
+                f.chunk_nbytes(i as i64).unwrap(),
+                SMALL,
+                "{what}: chunk {i}"
+            );
+            assert!(
+                f.get_chunk_vec(i as i64).unwrap() == model[i],
+                "{what}: chunk {i}"
+            );
+            let f = open();
+            let kind = f.chunk_special(i as i64).unwrap();
+            assert_eq!(
+                kind == SpecialValue::Zero,
+                i % 1000 == 999,
+                "{what}: chunk {i}"
+            );
+        }
+        // Past the single lookups, through the whole index, in an order that is not the
+        // index's.
+        let f = open();
+        for i in (0..N).rev().step_by(7) {
+            assert!(
+                f.get_chunk_vec(i as i64).unwrap() == model[i],
+                "{what}: chunk {i}"
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -335,22 +335,21 @@ pub unsafe extern "C" fn b2f_get_chunk(
     guard("b2f_get_chunk", || {
         // SAFETY: per the contract.
         let s = unsafe { frame_ref(f) }?;
-        let n = s.chunk_nbytes(nchunk)?;
-        // SAFETY: per the contract.
-        unsafe { write_opt(nbytes_out, n) };
         if dst.is_null() && dst_len == 0 {
+            let n = s.chunk_nbytes(nchunk)?;
+            // SAFETY: per the contract.
+            unsafe { write_opt(nbytes_out, n) };
             return Ok(());
         }
         // SAFETY: per the contract.
         let out = unsafe { output(dst.cast(), dst_len, "dst") }?;
-        if dst_len < n {
-            return Err(Error::BufferTooSmall {
-                needed: n,
-                given: dst_len,
-            });
+        // The chunk is read once: its size comes from the decode, or with the error.
+        let r = s.get_chunk(nchunk, out);
+        if let Ok(n) | Err(Error::BufferTooSmall { needed: n, .. }) = r {
+            // SAFETY: per the contract.
+            unsafe { write_opt(nbytes_out, n) };
         }
-        s.get_chunk(nchunk, out)?;
-        Ok(())
+        r.map(drop)
     })
 }
 

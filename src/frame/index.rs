@@ -85,17 +85,8 @@ pub fn uniform_value(index_chunk: &[u8]) -> Result<Option<i64>> {
 /// hold whole values, so the decoded bytes are never held whole beside the values (for 100,000
 /// chunks, 800 KB less to allocate and fault in).
 pub fn decode(index_chunk: &[u8], nchunks: usize) -> Result<Vec<i64>> {
-    let want = nchunks
-        .checked_mul(8)
-        .ok_or_else(|| crate::Error::corrupt(format!("frame index: {nchunks} chunks overflow")))?;
-    let d = chunk::decompress::Decoder::new(index_chunk).map_err(|e| e.context("frame index"))?;
-    if d.header().nbytes != want {
-        bail!(
-            corrupt,
-            "frame index: decodes to {} bytes, expected {want} for {nchunks} chunks",
-            d.header().nbytes
-        );
-    }
+    let d = decoder(index_chunk, nchunks)?;
+    let want = d.header().nbytes;
     let mut values = Vec::with_capacity(nchunks);
     let mut take = |bytes: &[u8]| {
         let raw = bytes.chunks_exact(8);
@@ -120,6 +111,45 @@ pub fn decode(index_chunk: &[u8], nchunks: usize) -> Result<Vec<i64>> {
         take(&bytes);
     }
     Ok(values)
+}
+
+/// Decodes entry `i` (< `nchunks`) alone, from the one block that holds it, as c-blosc2 reads
+/// entries. `None` where that cannot be done (a special index chunk, blocks coded against
+/// block 0, an entry split across blocks): the whole index must be decoded then.
+pub fn decode_one(index_chunk: &[u8], nchunks: usize, i: usize) -> Result<Option<i64>> {
+    let d = decoder(index_chunk, nchunks)?;
+    if d.special() != SpecialValue::None || d.needs_reference() {
+        return Ok(None);
+    }
+    let at = i * 8;
+    let Some(j) = (0..d.nblocks()).find(|&j| d.block_range(j).contains(&at)) else {
+        return Ok(None);
+    };
+    let r = d.block_range(j);
+    if at + 8 > r.end {
+        return Ok(None);
+    }
+    let mut block = vec![0u8; r.len()];
+    d.decode_block(j, &mut block, None)
+        .map_err(|e| e.context("frame index"))?;
+    let v = &block[at - r.start..at - r.start + 8];
+    Ok(Some(i64::from_le_bytes(v.try_into().unwrap_or([0; 8]))))
+}
+
+/// A decoder for the index chunk, checked to hold exactly `nchunks` values.
+fn decoder(index_chunk: &[u8], nchunks: usize) -> Result<chunk::decompress::Decoder<'_>> {
+    let want = nchunks
+        .checked_mul(8)
+        .ok_or_else(|| crate::Error::corrupt(format!("frame index: {nchunks} chunks overflow")))?;
+    let d = chunk::decompress::Decoder::new(index_chunk).map_err(|e| e.context("frame index"))?;
+    if d.header().nbytes != want {
+        bail!(
+            corrupt,
+            "frame index: decodes to {} bytes, expected {want} for {nchunks} chunks",
+            d.header().nbytes
+        );
+    }
+    Ok(d)
 }
 
 /// The parameters c-blosc2 compresses the index with.
@@ -163,6 +193,10 @@ mod tests {
         let c = encode(&v).unwrap();
         assert_eq!(decode(&c, v.len()).unwrap(), v);
         assert!(decode(&c, v.len() + 1).is_err());
+        for (i, &want) in v.iter().enumerate() {
+            assert_eq!(decode_one(&c, v.len(), i).unwrap(), Some(want), "entry {i}");
+        }
+        assert!(decode_one(&c, v.len() + 1, 0).is_err());
     }
 
     /// Index chunks written with other parameters: blocks that split values, a delta filter
@@ -196,6 +230,20 @@ mod tests {
             let d = chunk::decompress::Decoder::new(&c).unwrap();
             assert_eq!(d.block_range(0).len(), blocksize);
             assert_eq!(decode(&c, v.len()).unwrap(), v, "blocksize {blocksize}");
+            // Alone, an entry decodes to its value, or is left to the whole decode where its
+            // block cannot be decoded on its own (delta) or splits it.
+            let alone: Vec<_> = (0..v.len())
+                .map(|i| decode_one(&c, v.len(), i).unwrap())
+                .collect();
+            for (i, got) in alone.iter().enumerate() {
+                assert!(got.is_none() || *got == Some(v[i]), "blocksize {blocksize}");
+            }
+            let served = alone.iter().filter(|g| g.is_some()).count();
+            match blocksize {
+                1004 => assert!(served > 0 && served < v.len()),
+                2048 => assert_eq!(served, 0),
+                _ => assert_eq!(served, v.len()),
+            }
         }
     }
 }

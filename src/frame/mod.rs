@@ -22,6 +22,7 @@ pub use store::Store;
 pub use trailer::Vlmeta;
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use crate::chunk::{self, ChunkHeader, SpecialValue};
@@ -40,6 +41,8 @@ pub struct Frame {
     index: OnceLock<Index>,
     /// Where the index is read from while it is not loaded.
     index_source: Option<IndexSource>,
+    /// Chunk lookups served from single index blocks so far (see [`Frame::locate`]).
+    entry_lookups: AtomicUsize,
     pub vlmeta: Vec<Vlmeta>,
     /// Length of the committed trailer (contiguous frames: it ends at `frame_len`).
     pub trailer_len: u64,
@@ -148,6 +151,7 @@ impl Frame {
             nchunks: index.len(),
             index: OnceLock::from(index),
             index_source: None,
+            entry_lookups: AtomicUsize::new(0),
             vlmeta,
             trailer_len,
             vl_blocks,
@@ -171,6 +175,7 @@ impl Frame {
             nchunks: source.nchunks,
             index: OnceLock::new(),
             index_source: Some(source),
+            entry_lookups: AtomicUsize::new(0),
             vlmeta,
             trailer_len,
             vl_blocks,
@@ -189,6 +194,26 @@ impl Frame {
             None => Index::default(),
         };
         Ok(self.index.get_or_init(|| ix))
+    }
+
+    /// The raw index value of chunk `i` and a bound of its stored length (0: unknown).
+    ///
+    /// The first few lookups of a frame opened with its index unread decode only the index
+    /// block that holds the entry, as c-blosc2 does for every lookup: opening a frame of
+    /// 100,000 chunks to read one of them decodes 16 KiB of index, not 800 KB. After those,
+    /// the whole index is loaded and checked once (for 100,000 chunks it costs about ten
+    /// single lookups, each of which reads the whole compressed index).
+    fn locate(&self, i: usize) -> Result<(i64, u32)> {
+        const SINGLE_LOOKUPS: usize = 4;
+        if let (None, Some(src)) = (self.index.get(), self.index_source) {
+            if self.entry_lookups.fetch_add(1, Ordering::Relaxed) < SINGLE_LOOKUPS {
+                if let Some(raw) = self.load_entry(src, i)? {
+                    return Ok((raw, 0));
+                }
+            }
+        }
+        let ix = self.index()?;
+        Ok((ix.raw(i), ix.span(i)))
     }
 
     /// Replaces the index (after a commit).
@@ -235,19 +260,21 @@ impl Frame {
 
     /// The stored bytes of chunk `i`, or the special value it stands for.
     pub fn chunk_data(&self, i: usize) -> Result<ChunkData<'_>> {
-        match index::entry(self.index()?.raw(i))? {
+        let (raw, span) = self.locate(i)?;
+        match index::entry(raw)? {
             Entry::Special(kind) => Ok(ChunkData::Special(kind, self.special_nbytes(i)?)),
-            Entry::At(at) => {
-                let bytes = match &self.store {
-                    Store::Dir { .. } => {
-                        Cow::Owned(self.store.read_chunk_file(at, self.max_chunk_len())?)
-                    }
-                    _ => self.read_contiguous_chunk(i, at)?,
-                };
-                check_stored_chunk(&bytes).map_err(|e| e.context(format_args!("chunk {i}")))?;
-                Ok(ChunkData::Stored(bytes))
-            }
+            Entry::At(at) => Ok(ChunkData::Stored(self.stored_chunk(i, at, span)?)),
         }
+    }
+
+    /// The checked bytes of stored chunk `i`, at `at` (an offset or a chunk-file id).
+    fn stored_chunk(&self, i: usize, at: u64, span: u32) -> Result<Cow<'_, [u8]>> {
+        let bytes = match &self.store {
+            Store::Dir { .. } => Cow::Owned(self.store.read_chunk_file(at, self.max_chunk_len())?),
+            _ => self.read_contiguous_chunk(i, at, span)?,
+        };
+        check_stored_chunk(&bytes).map_err(|e| e.context(format_args!("chunk {i}")))?;
+        Ok(bytes)
     }
 
     /// Reads into `buf` (resized to the chunk's size) only what decoding the blocks `want`
@@ -258,7 +285,7 @@ impl Frame {
     /// does not pay (most blocks wanted, dictionaries, variable-length blocks) or that look
     /// unusual (the full read's checks then report them).
     pub fn read_chunk_blocks(&self, i: usize, want: &[usize], buf: &mut Vec<u8>) -> Result<bool> {
-        match (&self.store, index::entry(self.index()?.raw(i))?) {
+        match (&self.store, index::entry(self.locate(i)?.0)?) {
             (Store::File { .. }, Entry::At(off)) => {
                 if !self.read_blocks(off, want, buf)? {
                     return Ok(false);
@@ -390,27 +417,19 @@ impl Frame {
         self.header.header_len as u64 + self.header.cbytes as u64
     }
 
-    /// Reads a chunk of a contiguous frame with one positioned read (a second one only if its
-    /// header says it is longer than the first read's bound).
-    fn read_contiguous_chunk(&self, i: usize, off: u64) -> Result<Cow<'_, [u8]>> {
+    /// Reads a chunk of a contiguous frame with one positioned read of `span` bytes (a second
+    /// one only if its header says it is longer).
+    fn read_contiguous_chunk(&self, i: usize, off: u64, span: u32) -> Result<Cow<'_, [u8]>> {
         let start = self.header.header_len as u64 + off;
         let end = self.data_end();
-        let span = u64::from(self.index()?.span(i))
-            .min(end - start)
-            .min(self.max_chunk_len());
+        let span = u64::from(span).min(end - start).min(self.max_chunk_len());
         let first = self
             .store
             .read(start, span.max(chunk::EXTENDED_HEADER_LEN as u64))?;
         let h =
             ChunkHeader::parse_prefix(&first).map_err(|e| e.context(format_args!("chunk {i}")))?;
         let cbytes = h.cbytes as u64;
-        if cbytes < chunk::EXTENDED_HEADER_LEN as u64 || start + cbytes > end {
-            bail!(
-                corrupt,
-                "chunk {i}: {cbytes} bytes at offset {off} run past the frame's data ({} bytes)",
-                self.header.cbytes
-            );
-        }
+        self.check_extent(i, off, cbytes)?;
         if cbytes <= first.len() as u64 {
             return Ok(match first {
                 Cow::Borrowed(b) => Cow::Borrowed(&b[..cbytes as usize]),
@@ -425,34 +444,51 @@ impl Frame {
 
     /// The special value chunk `i` stands for (`None` for data), reading only its header.
     pub fn chunk_special(&self, i: usize) -> Result<SpecialValue> {
-        match index::entry(self.index()?.raw(i))? {
+        match index::entry(self.locate(i)?.0)? {
             Entry::Special(kind) => Ok(kind),
-            Entry::At(at) => {
-                let head = match &self.store {
-                    Store::Dir { .. } => {
-                        Cow::Owned(self.store.read_chunk_file(at, self.max_chunk_len())?)
-                    }
-                    _ => {
-                        let start = self.header.header_len as u64 + at;
-                        let len = (chunk::EXTENDED_HEADER_LEN as u64)
-                            .min(self.data_end().saturating_sub(start));
-                        self.store.read(start, len)?
-                    }
-                };
-                ChunkHeader::parse_prefix(&head)?.special()
-            }
+            Entry::At(at) => self.stored_header(i, at)?.special(),
         }
     }
 
-    /// The uncompressed size of chunk `i`.
+    /// The uncompressed size of chunk `i`, reading only its header.
     pub fn chunk_nbytes(&self, i: usize) -> Result<usize> {
-        match index::entry(self.index()?.raw(i))? {
+        match index::entry(self.locate(i)?.0)? {
             Entry::Special(_) => self.special_nbytes(i),
-            Entry::At(_) => match self.chunk_data(i)? {
-                ChunkData::Stored(b) => Ok(ChunkHeader::parse(&b)?.nbytes),
-                ChunkData::Special(_, n) => Ok(n),
-            },
+            Entry::At(at) => Ok(self.stored_header(i, at)?.nbytes),
         }
+    }
+
+    /// The header of stored chunk `i` at `at` (an offset or a chunk-file id); of a contiguous
+    /// frame only the header is read, and its extent checked as a full read checks it.
+    fn stored_header(&self, i: usize, at: u64) -> Result<ChunkHeader> {
+        let head = match &self.store {
+            Store::Dir { .. } => Cow::Owned(self.store.read_chunk_file(at, self.max_chunk_len())?),
+            _ => {
+                let start = self.header.header_len as u64 + at;
+                let len =
+                    (chunk::EXTENDED_HEADER_LEN as u64).min(self.data_end().saturating_sub(start));
+                self.store.read(start, len)?
+            }
+        };
+        let h =
+            ChunkHeader::parse_prefix(&head).map_err(|e| e.context(format_args!("chunk {i}")))?;
+        if !self.is_sparse() {
+            self.check_extent(i, at, h.cbytes as u64)?;
+        }
+        Ok(h)
+    }
+
+    /// Checks that `cbytes` stored at offset `off` fit in the frame's data.
+    fn check_extent(&self, i: usize, off: u64, cbytes: u64) -> Result<()> {
+        let start = self.header.header_len as u64 + off;
+        if cbytes < chunk::EXTENDED_HEADER_LEN as u64 || start + cbytes > self.data_end() {
+            bail!(
+                corrupt,
+                "chunk {i}: {cbytes} bytes at offset {off} run past the frame's data ({} bytes)",
+                self.header.cbytes
+            );
+        }
+        Ok(())
     }
 }
 

@@ -417,35 +417,52 @@ impl Frame {
         ))
     }
 
+    /// The largest value a stored chunk's index entry may hold: a chunk header must fit before
+    /// the end of the data; a chunk-file id has at most 8 hex digits.
+    fn max_stored(&self) -> Option<u64> {
+        if self.is_sparse() {
+            Some(u64::from(u32::MAX))
+        } else {
+            (self.header.cbytes as u64).checked_sub(crate::chunk::EXTENDED_HEADER_LEN as u64)
+        }
+    }
+
+    /// Checks index entry `raw` of chunk `i`.
+    fn check_entry(&self, i: usize, raw: i64) -> Result<()> {
+        let max_stored = self.max_stored();
+        match index::entry(raw).map_err(|e| e.context(format_args!("chunk {i}")))? {
+            index::Entry::At(v) if max_stored.is_some_and(|max| v <= max) => {}
+            index::Entry::At(v) if self.is_sparse() => bail!(
+                corrupt,
+                "frame index: chunk {i} names file id {v}, beyond 8 hex digits"
+            ),
+            index::Entry::At(v) => bail!(
+                corrupt,
+                "frame index: offset {v} of chunk {i} is past the end of the data ({} bytes)",
+                self.header.cbytes
+            ),
+            index::Entry::Special(_) => {}
+        }
+        Ok(())
+    }
+
+    /// Reads, decodes and checks entry `i` alone (see [`index::decode_one`]).
+    pub(super) fn load_entry(&self, src: IndexSource, i: usize) -> Result<Option<i64>> {
+        let ibytes = self.store.read(src.pos, src.cbytes)?;
+        let raw = index::decode_one(&ibytes, src.nchunks, i)?;
+        if let Some(raw) = raw {
+            self.check_entry(i, raw)?;
+        }
+        Ok(raw)
+    }
+
     /// Reads, decodes and validates the index from `src`.
     pub(super) fn load_index(&self, src: IndexSource) -> Result<Index> {
         let sparse = self.is_sparse();
         let ibytes = self.store.read(src.pos, src.cbytes)?;
         let data_len = self.header.cbytes as u64;
-        // The largest value a stored chunk's entry may hold: a chunk header must fit before
-        // the end of the data; a chunk-file id has at most 8 hex digits.
-        let max_stored = if sparse {
-            Some(u64::from(u32::MAX))
-        } else {
-            data_len.checked_sub(crate::chunk::EXTENDED_HEADER_LEN as u64)
-        };
-        let check = |i: usize, raw: i64| -> Result<()> {
-            match index::entry(raw).map_err(|e| e.context(format_args!("chunk {i}")))? {
-                index::Entry::At(v) if max_stored.is_some_and(|max| v <= max) => {}
-                index::Entry::At(v) if sparse => bail!(
-                    corrupt,
-                    "frame index: chunk {i} names file id {v}, beyond 8 hex digits"
-                ),
-                index::Entry::At(v) => bail!(
-                    corrupt,
-                    "frame index: offset {v} of chunk {i} is past the end of the data ({data_len} bytes)"
-                ),
-                index::Entry::Special(_) => {}
-            }
-            Ok(())
-        };
         if let Some(raw) = index::uniform_value(&ibytes)? {
-            check(0, raw)?;
+            self.check_entry(0, raw)?;
             let span = if sparse {
                 0
             } else {
@@ -459,10 +476,14 @@ impl Frame {
         }
         let offsets = index::decode(&ibytes, src.nchunks)?;
         // Most indexes hold stored chunks only: one comparison per entry tells (a special
-        // entry is negative, so above the limit as u64), and `check` names the first bad one.
-        if !max_stored.is_some_and(|max| offsets.iter().all(|&o| o as u64 <= max)) {
+        // entry is negative, so above the limit as u64), and `check_entry` names the first bad
+        // one.
+        if !self
+            .max_stored()
+            .is_some_and(|max| offsets.iter().all(|&o| o as u64 <= max))
+        {
             for (i, &o) in offsets.iter().enumerate() {
-                check(i, o)?;
+                self.check_entry(i, o)?;
             }
         }
         let spans = if sparse {
