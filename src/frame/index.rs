@@ -121,7 +121,9 @@ pub fn decode_one(index_chunk: &[u8], nchunks: usize, i: usize) -> Result<Option
     if d.special() != SpecialValue::None || d.needs_reference() {
         return Ok(None);
     }
-    let at = i * 8;
+    let Some(at) = i.checked_mul(8).filter(|&at| at < d.header().nbytes) else {
+        bail!(invalid, "frame index: entry {i} of {nchunks}");
+    };
     let Some(j) = (0..d.nblocks()).find(|&j| d.block_range(j).contains(&at)) else {
         return Ok(None);
     };
@@ -197,6 +199,8 @@ mod tests {
             assert_eq!(decode_one(&c, v.len(), i).unwrap(), Some(want), "entry {i}");
         }
         assert!(decode_one(&c, v.len() + 1, 0).is_err());
+        assert!(decode_one(&c, v.len(), v.len()).is_err());
+        assert!(decode_one(&c, v.len(), usize::MAX).is_err());
     }
 
     /// Index chunks written with other parameters: blocks that split values, a delta filter
