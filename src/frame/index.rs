@@ -68,9 +68,7 @@ pub fn uniform_value(index_chunk: &[u8]) -> Result<Option<i64>> {
         SpecialValue::Value => {
             let at = h.header_len();
             match index_chunk.get(at..at + 8) {
-                Some(v) if h.typesize == 8 => {
-                    Ok(Some(i64::from_le_bytes(v.try_into().unwrap_or([0; 8]))))
-                }
+                Some(v) if h.typesize == 8 => Ok(Some(le_i64(v))),
                 _ => bail!(
                     corrupt,
                     "frame index: repeated-value index chunk without an 8-byte value"
@@ -88,14 +86,9 @@ pub fn decode(index_chunk: &[u8], nchunks: usize) -> Result<Vec<i64>> {
     let d = decoder(index_chunk, nchunks)?;
     let want = d.header().nbytes;
     let mut values = Vec::with_capacity(nchunks);
-    let mut take = |bytes: &[u8]| {
-        let raw = bytes.chunks_exact(8);
-        values.extend(raw.map(|v| i64::from_le_bytes(v.try_into().unwrap_or([0; 8]))));
-    };
+    let mut take = |bytes: &[u8]| values.extend(bytes.chunks_exact(8).map(le_i64));
     let lens = (0..d.nblocks()).map(|j| d.block_range(j).len());
-    let blockwise = d.special() == SpecialValue::None
-        && !d.needs_reference()
-        && lens.clone().all(|n| n % 8 == 0);
+    let blockwise = blocks_decode_alone(&d) && lens.clone().all(|n| n % 8 == 0);
     if blockwise {
         let mut block = vec![0u8; lens.max().unwrap_or(0)];
         for j in 0..d.nblocks() {
@@ -118,7 +111,7 @@ pub fn decode(index_chunk: &[u8], nchunks: usize) -> Result<Vec<i64>> {
 /// block 0, an entry split across blocks): the whole index must be decoded then.
 pub fn decode_one(index_chunk: &[u8], nchunks: usize, i: usize) -> Result<Option<i64>> {
     let d = decoder(index_chunk, nchunks)?;
-    if d.special() != SpecialValue::None || d.needs_reference() {
+    if !blocks_decode_alone(&d) {
         return Ok(None);
     }
     let Some(at) = i.checked_mul(8).filter(|&at| at < d.header().nbytes) else {
@@ -134,8 +127,18 @@ pub fn decode_one(index_chunk: &[u8], nchunks: usize, i: usize) -> Result<Option
     let mut block = vec![0u8; r.len()];
     d.decode_block(j, &mut block, None)
         .map_err(|e| e.context("frame index"))?;
-    let v = &block[at - r.start..at - r.start + 8];
-    Ok(Some(i64::from_le_bytes(v.try_into().unwrap_or([0; 8]))))
+    Ok(Some(le_i64(&block[at - r.start..at - r.start + 8])))
+}
+
+/// Whether each block of the index chunk decodes on its own (not special, no delta against
+/// block 0).
+fn blocks_decode_alone(d: &chunk::decompress::Decoder<'_>) -> bool {
+    d.special() == SpecialValue::None && !d.needs_reference()
+}
+
+/// An index value from its 8 little-endian bytes.
+fn le_i64(v: &[u8]) -> i64 {
+    i64::from_le_bytes(v.try_into().unwrap_or([0; 8]))
 }
 
 /// A decoder for the index chunk, checked to hold exactly `nchunks` values.
