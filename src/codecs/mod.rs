@@ -2,6 +2,7 @@
 
 pub mod blosclz;
 pub mod lz4;
+pub mod lz4_block;
 pub mod zlib;
 pub mod zstd;
 
