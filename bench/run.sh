@@ -10,12 +10,15 @@ bash scripts/install-deps.sh >/dev/null
 cargo build --release --lib
 pc=$(echo .venv/lib/python3*/site-packages/blosc2/lib/pkgconfig)
 blosc_libdir=$(cd "$(PKG_CONFIG_PATH=$pc pkg-config --variable=libdir blosc2)" && pwd)
-mkdir -p build/bench
+# Staged under its soname, as an install would put it (cargo writes only libb2frame.so).
+mkdir -p build/bench/lib
+cp target/release/libb2frame.so build/bench/lib/libb2frame.so.0
+ln -sf libb2frame.so.0 build/bench/lib/libb2frame.so
 build() {
   cc -O2 -o "build/bench/$1" "bench/$1.c" -Iinclude \
     $(PKG_CONFIG_PATH=$pc pkg-config --cflags blosc2) \
-    -Ltarget/release -lb2frame $(PKG_CONFIG_PATH=$pc pkg-config --libs blosc2) -lm \
-    -Wl,-rpath,"$PWD/target/release" -Wl,-rpath,"$blosc_libdir"
+    -Lbuild/bench/lib -lb2frame $(PKG_CONFIG_PATH=$pc pkg-config --libs blosc2) -lm \
+    -Wl,-rpath,"$PWD/build/bench/lib" -Wl,-rpath,"$blosc_libdir"
 }
 case "${1:-}" in
   --ndim) shift; build bench_ndim; exec build/bench/bench_ndim "$@" ;;

@@ -90,9 +90,17 @@ impl Pool {
         }
     }
 
-    /// `dst.copy_from_slice(src)`, split over the threads when large.
+    /// `dst.copy_from_slice(src)`, split over the threads when large. Each thread copies
+    /// its part in pieces of at most `COPY_PIECE` bytes, as c-blosc2 copies a memcpyed chunk
+    /// block by block: on an AMD EPYC (Zen 5), one 8 MiB `memcpy` ran 3-5% slower than
+    /// the same bytes in 128-512 KiB calls.
     pub fn copy(&self, dst: &mut [u8], src: &[u8]) {
-        self.split_mut(dst, 1, |at, d| memcopy::copy(d, &src[at..at + d.len()]));
+        self.split_mut(dst, 1, |at, d| {
+            let src = &src[at..at + d.len()];
+            for (d, s) in d.chunks_mut(COPY_PIECE).zip(src.chunks(COPY_PIECE)) {
+                memcopy::copy(d, s);
+            }
+        });
     }
 }
 
@@ -144,6 +152,9 @@ pub fn for_each_claimed<T>(
 /// costs more than it saves.
 const PARALLEL_BYTES: usize = 1 << 20;
 
+/// The largest single `memcpy` of [`Pool::copy`].
+const COPY_PIECE: usize = 256 << 10;
+
 impl std::fmt::Debug for Pool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pool")
@@ -189,6 +200,29 @@ impl BufferStash {
             }
             held += b.capacity();
             spare.push(b);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_moves_every_byte_in_pieces_and_across_threads() {
+        let src: Vec<u8> = (0..3 * COPY_PIECE as u32 + 12_345)
+            .map(|i| (i ^ (i >> 9)) as u8)
+            .collect();
+        for nthreads in [1, 2, 3] {
+            let pool = Pool::new(nthreads).unwrap();
+            for len in [0, 1, COPY_PIECE - 1, COPY_PIECE, COPY_PIECE + 1, src.len()] {
+                let mut dst = vec![0u8; len];
+                pool.copy(&mut dst, &src[src.len() - len..]);
+                assert!(
+                    dst == src[src.len() - len..],
+                    "{nthreads} threads, {len} bytes"
+                );
+            }
         }
     }
 }
