@@ -31,6 +31,18 @@ if ! command -v clang-19 >/dev/null 2>&1 && ! command -v clang >/dev/null 2>&1 &
   { apt-get install -y -qq --no-install-recommends clang-19 || apt-get install -y -qq --no-install-recommends clang; } \
     >/dev/null 2>&1 || echo "clang not installed: the C codecs are built with the default compiler" >&2
 fi
+# The AddressSanitizer runs of scripts/test-all.sh link those clang-built codecs with clang's
+# sanitizer runtime, a package of its own (no "recommends" brings it along).
+for c in clang-19 clang; do
+  command -v "$c" >/dev/null 2>&1 || continue
+  rt="libclang-rt-$("$c" -dumpversion | cut -d. -f1)-dev"
+  if ! dpkg -s "$rt" >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -qq --no-install-recommends "$rt" >/dev/null 2>&1 ||
+      { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq --no-install-recommends "$rt" >/dev/null; }
+  fi
+  break
+done
 
 if ! .venv/bin/python -c 'import blosc2, numpy, pytest, xdist; assert blosc2.__version__ == "4.14.1"' >/dev/null 2>&1; then
   python3 -m venv .venv
