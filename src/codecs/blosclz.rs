@@ -408,6 +408,29 @@ fn encode<const HASHLOG: u32, const SECOND_HASH: bool, const BYTE_SCAN: bool>(
     Some(op)
 }
 
+/// The stream `src` encodes to in `room` bytes with match ends found by byte scan and by
+/// computing them, in that order (`None`: does not fit or is too short to encode), for the
+/// fuzz target that checks the two agree.
+#[cfg(fuzzing)]
+pub fn encode_both_ways(src: &[u8], room: usize, second_hash: bool) -> [Option<Vec<u8>>; 2] {
+    if src.len() < 16 || room < 66 {
+        return [None, None];
+    }
+    let mut htab = Box::new([0u32; 1 << HASH_LOG]);
+    let mut run = |byte_scan: bool| {
+        let mut out = vec![0u8; room];
+        let n = match (second_hash, byte_scan) {
+            (true, true) => encode::<HASH_LOG, true, true>(src, &mut out, &mut htab),
+            (true, false) => encode::<HASH_LOG, true, false>(src, &mut out, &mut htab),
+            (false, true) => encode::<HASH_LOG, false, true>(src, &mut out, &mut htab),
+            (false, false) => encode::<HASH_LOG, false, false>(src, &mut out, &mut htab),
+        }?;
+        out.truncate(n);
+        Some(out)
+    };
+    [run(true), run(false)]
+}
+
 /// Writes a match token; `None` when it does not fit (with c-blosc2's exact room checks,
 /// so the encoder gives up in the same places).
 #[inline(always)]
