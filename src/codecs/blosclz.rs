@@ -67,9 +67,9 @@ fn reachable(distance: usize) -> bool {
 /// The differing byte of a 16-byte chunk is found from the compared bytes (`trailing_zeros`),
 /// or with `BYTE_SCAN` by a byte-by-byte loop, as c-blosc2 finds it. Computed, the match end
 /// makes the next hash lookup wait for the compare; scanned, it comes from the branch
-/// predictor, which pays where matches keep ending alike (unfiltered incr_i32 compressed 1.15-1.18
-/// times faster, c-blosc2's pace) and costs where they do not (rainfall_f32 0.83-0.95 times,
-/// shuffled or not). [`Probe::regular`] picks one per stream.
+/// predictor, which pays where matches keep ending alike (unfiltered incr_i32 compressed
+/// 1.15-1.18 times faster) and costs where they do not (rainfall_f32 0.83-0.95 times, shuffled
+/// or not). [`Probe::regular`] picks one per stream.
 #[inline(always)]
 fn match_end<const BYTE_SCAN: bool>(d: &[u8], ip: usize, dist: usize, bound: usize) -> usize {
     // Both windows are taken once, so the chunk loop runs without bound checks.
@@ -748,8 +748,8 @@ mod tests {
 
     #[test]
     fn both_ways_of_finding_match_ends_encode_alike() {
-        // Every length from 16 up near the block's end, and destinations too small by a
-        // little, so the give-up points are compared too.
+        // Every length from 16 up, and destinations from ample down to the smallest the
+        // encoder takes, so the points where it gives up are compared too.
         let mut regular = 0;
         for (name, data) in kinds() {
             for len in (16..200).chain([1000, 4096, 32768, 70_000]) {
