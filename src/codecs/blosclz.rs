@@ -303,13 +303,23 @@ fn compress_with<const HASHLOG: u32>(
         return 0;
     }
     // c-blosc2 hashes a second position after each match at clevel 9 only.
-    match (clevel == 9, probe.regular) {
-        (true, true) => encode::<HASHLOG, true, true>(src, dst, htab),
-        (true, false) => encode::<HASHLOG, true, false>(src, dst, htab),
-        (false, true) => encode::<HASHLOG, false, true>(src, dst, htab),
-        (false, false) => encode::<HASHLOG, false, false>(src, dst, htab),
+    encode_as::<HASHLOG>(src, dst, htab, clevel == 9, probe.regular).unwrap_or(0)
+}
+
+/// [`encode`], the instance for `second_hash` and `byte_scan` picked at run time.
+fn encode_as<const HASHLOG: u32>(
+    d: &[u8],
+    out: &mut [u8],
+    htab: &mut HashTable,
+    second_hash: bool,
+    byte_scan: bool,
+) -> Option<usize> {
+    match (second_hash, byte_scan) {
+        (true, true) => encode::<HASHLOG, true, true>(d, out, htab),
+        (true, false) => encode::<HASHLOG, true, false>(d, out, htab),
+        (false, true) => encode::<HASHLOG, false, true>(d, out, htab),
+        (false, false) => encode::<HASHLOG, false, false>(d, out, htab),
     }
-    .unwrap_or(0)
 }
 
 thread_local! {
@@ -424,12 +434,7 @@ pub fn encode_both_ways(src: &[u8], room: usize, second_hash: bool) -> [Option<V
     let mut htab = Box::new([0u32; 1 << HASH_LOG]);
     let mut run = |byte_scan: bool| {
         let mut out = vec![0u8; room];
-        let n = match (second_hash, byte_scan) {
-            (true, true) => encode::<HASH_LOG, true, true>(src, &mut out, &mut htab),
-            (true, false) => encode::<HASH_LOG, true, false>(src, &mut out, &mut htab),
-            (false, true) => encode::<HASH_LOG, false, true>(src, &mut out, &mut htab),
-            (false, false) => encode::<HASH_LOG, false, false>(src, &mut out, &mut htab),
-        }?;
+        let n = encode_as::<HASH_LOG>(src, &mut out, &mut htab, second_hash, byte_scan)?;
         out.truncate(n);
         Some(out)
     };
@@ -761,25 +766,18 @@ mod tests {
                 let src = &data[..len];
                 let mut htab = Box::new([0u32; 1 << HASH_LOG]);
                 regular += u32::from(probe::<14>(src, &mut htab, 1.0).regular);
-                for room in [src.len() + 64, src.len() / 3 + 66, 66] {
+                for (room, second_hash) in [src.len() + 64, src.len() / 3 + 66, 66]
+                    .into_iter()
+                    .flat_map(|room| [(room, false), (room, true)])
+                {
                     let mut scanned = vec![0u8; room];
                     let mut computed = vec![0u8; room];
-                    let a = encode::<14, false, true>(src, &mut scanned, &mut htab);
-                    let b = encode::<14, false, false>(src, &mut computed, &mut htab);
-                    assert_eq!(a, b, "{name} len {len} room {room}");
+                    let a = encode_as::<14>(src, &mut scanned, &mut htab, second_hash, true);
+                    let b = encode_as::<14>(src, &mut computed, &mut htab, second_hash, false);
+                    let what = format!("{name} len {len} room {room} second hash {second_hash}");
+                    assert_eq!(a, b, "{what}");
                     let n = a.unwrap_or(0);
-                    assert!(
-                        scanned[..n] == computed[..n],
-                        "{name} len {len} room {room}"
-                    );
-                    let a = encode::<14, true, true>(src, &mut scanned, &mut htab);
-                    let b = encode::<14, true, false>(src, &mut computed, &mut htab);
-                    assert_eq!(a, b, "{name} len {len} room {room}, second hash");
-                    let n = a.unwrap_or(0);
-                    assert!(
-                        scanned[..n] == computed[..n],
-                        "{name} len {len} room {room}"
-                    );
+                    assert!(scanned[..n] == computed[..n], "{what}");
                 }
             }
         }
