@@ -39,7 +39,7 @@ fn check(s: &SChunk, model: &[Vec<u8>], what: &str) {
             .unwrap_or_else(|e| panic!("{what}: chunk {i}: {e}"));
         assert!(got == *want, "{what}: chunk {i} differs");
     }
-    if total > 0 && total % 4 == 0 {
+    if total > 0 && total.is_multiple_of(4) {
         let all: Vec<u8> = model.concat();
         let mut out = vec![0u8; total];
         if s.info().chunksize > 0 {

@@ -458,7 +458,7 @@ impl<'a> Decoder<'a> {
             1
         };
         let neblock = out.len() / nstreams;
-        if neblock == 0 || out.len() % nstreams != 0 {
+        if neblock == 0 || !out.len().is_multiple_of(nstreams) {
             bail!(
                 corrupt,
                 "block of {} bytes cannot be split into {nstreams} streams",

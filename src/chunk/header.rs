@@ -199,7 +199,7 @@ impl ChunkHeader {
                             "chunk header: repeated-value chunk without a value"
                         );
                     }
-                    if item > h.nbytes || h.nbytes % item != 0 {
+                    if item > h.nbytes || !h.nbytes.is_multiple_of(item) {
                         bail!(
                             corrupt,
                             "chunk header: nbytes {} is not a multiple of the repeated value's size {item}",
@@ -209,7 +209,7 @@ impl ChunkHeader {
                 }
                 SpecialValue::Zero => {}
                 SpecialValue::Nan | SpecialValue::Uninit => {
-                    if h.nbytes % usize::from(h.typesize) != 0 {
+                    if !h.nbytes.is_multiple_of(usize::from(h.typesize)) {
                         bail!(
                             corrupt,
                             "chunk header: nbytes {} is not a multiple of typesize {}",

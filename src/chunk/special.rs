@@ -23,7 +23,7 @@ pub fn build(
             "special chunk: {nbytes} bytes exceed the chunk maximum"
         );
     }
-    if nbytes % typesize != 0 {
+    if !nbytes.is_multiple_of(typesize) {
         bail!(
             invalid,
             "special chunk: nbytes {nbytes} is not a multiple of typesize {typesize}"

@@ -8,10 +8,13 @@ pub enum Level {
     Scalar,
     Sse2,
     Avx2,
+    /// AVX-512 F and BW: only the bit transpose of bitshuffle has a kernel of its own; the
+    /// rest runs the AVX2 kernels, as c-blosc2 does at this level.
+    Avx512,
 }
 
 /// The level the filters use: the best the CPU supports, unless `B2F_SIMD` names a lower one
-/// (`scalar`, `sse2`), which tests and benchmarks use to compare kernels.
+/// (`scalar`, `sse2`, `avx2`), which tests and benchmarks use to compare kernels.
 pub fn level() -> Level {
     static LEVEL: OnceLock<Level> = OnceLock::new();
     *LEVEL.get_or_init(|| {
@@ -19,6 +22,7 @@ pub fn level() -> Level {
         match std::env::var("B2F_SIMD").as_deref() {
             Ok("scalar") => Level::Scalar,
             Ok("sse2") => best.min(Level::Sse2),
+            Ok("avx2") => best.min(Level::Avx2),
             _ => best,
         }
     })
@@ -28,6 +32,9 @@ pub fn level() -> Level {
 pub fn detect() -> Level {
     #[cfg(target_arch = "x86_64")]
     {
+        if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw") {
+            return Level::Avx512;
+        }
         if std::is_x86_feature_detected!("avx2") {
             return Level::Avx2;
         }

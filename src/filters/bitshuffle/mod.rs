@@ -69,7 +69,7 @@ pub fn bitunshuffle_with(
 ) -> Result<()> {
     check(typesize, src, dst)?;
     let n = src.len() / typesize;
-    if format_version == crate::chunk::header::VERSION_BLOSC1 && n % 8 != 0 {
+    if format_version == crate::chunk::header::VERSION_BLOSC1 && !n.is_multiple_of(8) {
         dst.copy_from_slice(src);
         return Ok(());
     }
@@ -114,6 +114,7 @@ fn bits_of_plane(level: Level, plane: &[u8], out: &mut [u8]) {
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     match level.min(super::simd::detect()) {
+        Level::Avx512 => done = x86::bits_of_plane_avx512(plane, out),
         Level::Avx2 => done = x86::bits_of_plane_avx2(plane, out),
         Level::Sse2 => done = x86::bits_of_plane_sse2(plane, out),
         Level::Scalar => {}
@@ -128,7 +129,7 @@ fn plane_of_bits(level: Level, bits: &[u8], plane: &mut [u8]) {
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     match level.min(super::simd::detect()) {
-        Level::Avx2 => done = x86::plane_of_bits_avx2(bits, plane),
+        Level::Avx2 | Level::Avx512 => done = x86::plane_of_bits_avx2(bits, plane),
         Level::Sse2 => done = x86::plane_of_bits_sse2(bits, plane),
         Level::Scalar => {}
     }
@@ -170,7 +171,7 @@ mod tests {
                 for misalign in [0, 1, 5] {
                     let src = &data[misalign..misalign + len];
                     let want = reference(ts, src);
-                    for level in [Level::Scalar, Level::Sse2, Level::Avx2] {
+                    for level in [Level::Scalar, Level::Sse2, Level::Avx2, Level::Avx512] {
                         let mut buf = vec![0u8; len + 8];
                         let dst = &mut buf[misalign..misalign + len];
                         bitshuffle_with(level, ts, src, dst).unwrap();
@@ -181,6 +182,28 @@ mod tests {
                         assert!(b == src, "bitunshuffle ts {ts} len {len} {level:?}");
                     }
                 }
+            }
+        }
+    }
+
+    /// Planes of 32768 and 65536 bytes (one per byte of the element), whose bit rows lie 4 and
+    /// 8 KiB apart and take the wider kernels; with a partial group and a byte after them.
+    #[test]
+    fn every_level_matches_the_definition_with_rows_4k_apart() {
+        let data: Vec<u8> = (0..200_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8)
+            .collect();
+        for (ts, elements) in [(1, 65_536), (2, 32_768), (4, 32_768 + 5), (3, 65_536)] {
+            let len = ts * elements + 1;
+            let src = &data[..len];
+            let want = reference(ts, src);
+            for level in [Level::Scalar, Level::Sse2, Level::Avx2, Level::Avx512] {
+                let mut dst = vec![0u8; len];
+                bitshuffle_with(level, ts, src, &mut dst).unwrap();
+                assert!(dst == want, "bitshuffle ts {ts} len {len} {level:?}");
+                let mut back = vec![0u8; len];
+                bitunshuffle_with(level, ts, &dst, &mut back, 5).unwrap();
+                assert!(back == src, "bitunshuffle ts {ts} len {len} {level:?}");
             }
         }
     }

@@ -55,7 +55,7 @@ pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
 fn simd_shuffle(level: Level, typesize: usize, src: &[u8], dst: &mut [u8]) -> usize {
     #[cfg(target_arch = "x86_64")]
     match level {
-        Level::Avx2 => return avx2::shuffle(typesize, src, dst),
+        Level::Avx2 | Level::Avx512 => return avx2::shuffle(typesize, src, dst),
         Level::Sse2 => return sse2::shuffle(typesize, src, dst),
         Level::Scalar => {}
     }
@@ -66,7 +66,7 @@ fn simd_shuffle(level: Level, typesize: usize, src: &[u8], dst: &mut [u8]) -> us
 fn simd_unshuffle(level: Level, typesize: usize, src: &[u8], dst: &mut [u8]) -> usize {
     #[cfg(target_arch = "x86_64")]
     match level {
-        Level::Avx2 => return avx2::unshuffle(typesize, src, dst),
+        Level::Avx2 | Level::Avx512 => return avx2::unshuffle(typesize, src, dst),
         Level::Sse2 => return sse2::unshuffle(typesize, src, dst),
         Level::Scalar => {}
     }
