@@ -244,6 +244,15 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = const { RefCell::new(Scratch { a: Vec::new(), b: Vec::new() }) };
 }
 
+/// A stream stored raw whose bytes are copied once the chunk is known to fit. Unfiltered
+/// streams are slices of the source, so the copy can wait: an incompressible chunk, stored
+/// memcpyed in the end, then costs one copy of the data instead of two.
+struct RawStream {
+    at: usize,
+    from: usize,
+    len: usize,
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Buf {
     Src,
@@ -456,13 +465,24 @@ impl Context {
         dst: &mut [u8],
         mut pos: usize,
     ) -> Result<Option<usize>> {
+        let mut raw = Vec::new();
         for j in 0..plan.nblocks {
             let at = EXTENDED_HEADER_LEN + 4 * j;
             dst[at..at + 4].copy_from_slice(&(pos as i32).to_le_bytes());
-            match self.compress_block(plan, j, src, dict, &mut dst[pos..])? {
-                Some(n) => pos += n,
+            let first = raw.len();
+            match self.compress_block(plan, j, src, dict, &mut dst[pos..], Some(&mut raw))? {
+                Some(n) => {
+                    for s in &mut raw[first..] {
+                        s.at += pos;
+                        s.from += plan.block_range(j).start;
+                    }
+                    pos += n;
+                }
                 None => return Ok(None),
             }
+        }
+        for s in raw {
+            memcopy::copy(&mut dst[s.at..s.at + s.len], &src[s.from..s.from + s.len]);
         }
         Ok(Some(pos))
     }
@@ -498,7 +518,7 @@ impl Context {
                     break;
                 }
                 let mut out = BUFFERS.take(plan.block_range(j).len() + 5 * plan.nstreams(j));
-                let n = self.compress_block(plan, j, src, dict, &mut out);
+                let n = self.compress_block(plan, j, src, dict, &mut out, None);
                 let n = n.inspect_err(|_| stop.store(true, Ordering::Relaxed))?;
                 let ready = {
                     let mut p = placement.lock().unwrap_or_else(|e| e.into_inner());
@@ -537,6 +557,7 @@ impl Context {
         src: &[u8],
         dict: Option<&Dict>,
         out: &mut [u8],
+        defer: Option<&mut Vec<RawStream>>,
     ) -> Result<Option<usize>> {
         let r = plan.block_range(j);
         let n = r.len();
@@ -548,12 +569,12 @@ impl Context {
                 b.resize(n, 0);
             }
             let (a, b) = (&mut a[..n], &mut b[..n]);
-            let data: &[u8] = match self.filter_block(plan, j, src, a, b)? {
-                Buf::Src => &src[r],
-                Buf::A => a,
-                Buf::B => b,
+            let (data, defer): (&[u8], _) = match self.filter_block(plan, j, src, a, b)? {
+                Buf::Src => (&src[r], defer),
+                Buf::A => (a, None),
+                Buf::B => (b, None),
             };
-            Ok(self.compress_streams(plan.nstreams(j), data, dict, out))
+            Ok(self.compress_streams(plan.nstreams(j), data, dict, out, defer))
         })
     }
 
@@ -609,17 +630,20 @@ impl Context {
         Ok(cur)
     }
 
-    /// Writes `nstreams` streams of `data` into `out`; `None` if they do not fit.
+    /// Writes `nstreams` streams of `data` into `out`; `None` if they do not fit. With
+    /// `defer`, streams stored raw get their place but not their bytes: each is listed there
+    /// (offsets into `out` and `data`) for the caller to copy.
     fn compress_streams(
         &self,
         nstreams: usize,
         data: &[u8],
         dict: Option<&Dict>,
         out: &mut [u8],
+        mut defer: Option<&mut Vec<RawStream>>,
     ) -> Option<usize> {
         let neblock = data.len() / nstreams;
         let mut pos = 0;
-        for stream in data.chunks_exact(neblock).take(nstreams) {
+        for (i, stream) in data.chunks_exact(neblock).take(nstreams).enumerate() {
             if pos + 4 > out.len() {
                 return None;
             }
@@ -649,7 +673,14 @@ impl Context {
                 if pos + 4 + neblock > out.len() {
                     return None;
                 }
-                memcopy::copy(&mut out[pos + 4..pos + 4 + neblock], stream);
+                match defer.as_deref_mut() {
+                    Some(list) => list.push(RawStream {
+                        at: pos + 4,
+                        from: i * neblock,
+                        len: neblock,
+                    }),
+                    None => memcopy::copy(&mut out[pos + 4..pos + 4 + neblock], stream),
+                }
                 csize = neblock;
             }
             out[pos..pos + 4].copy_from_slice(&(csize as i32).to_le_bytes());
