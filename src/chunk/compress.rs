@@ -190,8 +190,9 @@ impl Plan {
 struct Placement<'a> {
     /// The next block to place: blocks go into the chunk in order.
     next: usize,
-    /// Compressed blocks that finished before the ones in front of them.
-    waiting: BTreeMap<usize, (Vec<u8>, usize)>,
+    /// Compressed blocks that finished before the ones in front of them: buffer, size, and
+    /// the raw streams left out of the buffer.
+    waiting: BTreeMap<usize, (Vec<u8>, usize, Vec<RawStream>)>,
     /// The part of the chunk not handed out yet; it starts at chunk offset `pos`.
     rest: &'a mut [u8],
     pos: usize,
@@ -199,15 +200,26 @@ struct Placement<'a> {
     starts: Vec<usize>,
     /// A block did not fit: the chunk is stored uncompressed instead.
     full: bool,
+    /// The raw streams of the blocks placed, at their chunk offsets.
+    raw: Vec<RawStream>,
 }
+
+/// A placed block: its chunk space, and its buffer to copy there but for its raw streams.
+type Ready<'a> = (&'a mut [u8], Vec<u8>, Vec<RawStream>);
 
 impl<'a> Placement<'a> {
     /// Records block `j`'s output (`None`: it did not fit its buffer), then hands out the
     /// chunk space of every block now next in order, with the buffer to copy into it.
-    fn finish(&mut self, j: usize, out: Vec<u8>, n: Option<usize>) -> Vec<(&'a mut [u8], Vec<u8>)> {
+    fn finish(
+        &mut self,
+        j: usize,
+        out: Vec<u8>,
+        n: Option<usize>,
+        raw: Vec<RawStream>,
+    ) -> Vec<Ready<'a>> {
         match n {
             Some(n) => {
-                self.waiting.insert(j, (out, n));
+                self.waiting.insert(j, (out, n, raw));
             }
             None => {
                 self.full = true;
@@ -216,7 +228,7 @@ impl<'a> Placement<'a> {
         }
         let mut ready = Vec::new();
         while !self.full {
-            let Some((block, n)) = self.waiting.remove(&self.next) else {
+            let Some((block, n, raw)) = self.waiting.remove(&self.next) else {
                 break;
             };
             if n > self.rest.len() {
@@ -227,9 +239,13 @@ impl<'a> Placement<'a> {
             let (to, rest) = std::mem::take(&mut self.rest).split_at_mut(n);
             self.rest = rest;
             self.starts.push(self.pos);
+            self.raw.extend(raw.iter().map(|s| RawStream {
+                at: self.pos + s.at,
+                ..*s
+            }));
             self.pos += n;
             self.next += 1;
-            ready.push((to, block));
+            ready.push((to, block, raw));
         }
         ready
     }
@@ -481,9 +497,7 @@ impl Context {
                 None => return Ok(None),
             }
         }
-        for s in raw {
-            memcopy::copy(&mut dst[s.at..s.at + s.len], &src[s.from..s.from + s.len]);
-        }
+        self.copy_raw_streams(dst, src, &raw);
         Ok(Some(pos))
     }
 
@@ -508,6 +522,7 @@ impl Context {
             pos,
             starts: Vec::with_capacity(plan.nblocks),
             full: false,
+            raw: Vec::new(),
         });
         let claimed = AtomicUsize::new(0);
         let stop = AtomicBool::new(false);
@@ -518,18 +533,31 @@ impl Context {
                     break;
                 }
                 let mut out = BUFFERS.take(plan.block_range(j).len() + 5 * plan.nstreams(j));
-                let n = self.compress_block(plan, j, src, dict, &mut out, None);
+                let mut raw = Vec::new();
+                let n = self.compress_block(plan, j, src, dict, &mut out, Some(&mut raw));
                 let n = n.inspect_err(|_| stop.store(true, Ordering::Relaxed))?;
+                for s in &mut raw {
+                    s.from += plan.block_range(j).start;
+                }
                 let ready = {
                     let mut p = placement.lock().unwrap_or_else(|e| e.into_inner());
-                    let ready = p.finish(j, out, n);
+                    let ready = p.finish(j, out, n, raw);
                     if p.full {
                         stop.store(true, Ordering::Relaxed);
                     }
                     ready
                 };
-                for (to, block) in ready {
-                    memcopy::copy(to, &block[..to.len()]);
+                for (to, block, raw) in ready {
+                    // The bytes between the raw streams (whose place stays empty for now).
+                    let mut at = 0;
+                    for s in raw.iter().chain([&RawStream {
+                        at: to.len(),
+                        from: 0,
+                        len: 0,
+                    }]) {
+                        memcopy::copy(&mut to[at..s.at], &block[at..s.at]);
+                        at = s.at + s.len;
+                    }
                     BUFFERS.give_back([block]);
                 }
             }
@@ -537,7 +565,7 @@ impl Context {
         };
         crate::pool::on_every_worker(pool, work)?;
         let p = placement.into_inner().unwrap_or_else(|e| e.into_inner());
-        BUFFERS.give_back(p.waiting.into_values().map(|(b, _)| b));
+        BUFFERS.give_back(p.waiting.into_values().map(|(b, ..)| b));
         if p.full || p.next != plan.nblocks {
             return Ok(None);
         }
@@ -545,7 +573,28 @@ impl Context {
             let at = EXTENDED_HEADER_LEN + 4 * j;
             head[at..at + 4].copy_from_slice(&(*start as i32).to_le_bytes());
         }
-        Ok(Some(p.pos))
+        let (end, raw) = (p.pos, p.raw);
+        self.copy_raw_streams(dst, src, &raw);
+        Ok(Some(end))
+    }
+
+    /// Copies the raw streams `raw` (in chunk order) from `src` into their places in `dst`,
+    /// split over the threads as [`Pool::split_mut`] does.
+    fn copy_raw_streams(&self, dst: &mut [u8], src: &[u8], raw: &[RawStream]) {
+        let (Some(first), Some(last)) = (raw.first(), raw.last()) else {
+            return;
+        };
+        let base = first.at;
+        self.pool
+            .split_mut(&mut dst[base..last.at + last.len], 1, |offset, piece| {
+                let (start, end) = (base + offset, base + offset + piece.len());
+                let from = raw.partition_point(|s| s.at + s.len <= start);
+                for s in raw[from..].iter().take_while(|s| s.at < end) {
+                    let (lo, hi) = (s.at.max(start), (s.at + s.len).min(end));
+                    let src = &src[s.from + (lo - s.at)..][..hi - lo];
+                    memcopy::copy(&mut piece[lo - start..hi - start], src);
+                }
+            });
     }
 
     /// Filters and compresses block `j` into `out` as its streams (csize + data each).

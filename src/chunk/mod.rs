@@ -2,7 +2,7 @@
 //!
 //! - [`header`]: parsing and writing the 16-byte (Blosc1) and 32-byte (Blosc2) headers.
 //! - [`compress`]: the compression context (parameters + its thread pool) and the encoder.
-//! - [`decompress`]: the decoder, whole chunks or single blocks.
+//! - [`decompress`](mod@decompress): the decoder, whole chunks or single blocks.
 //! - [`special`]: chunks that carry a special value instead of data.
 //! - [`blocksize`]: c-blosc2's automatic blocksize and split decisions.
 

@@ -1,5 +1,5 @@
 //! NumPy dtype strings, as python-blosc2 stores them in the b2nd metalayer: `dtype.str`
-//! ("<f8", "|u1", "<U10", "|S5", "<M8[ns]", "|V16") or, for structured dtypes, `str(dtype)`:
+//! (`<f8`, `|u1`, `<U10`, `|S5`, `<M8[ns]`, `|V16`) or, for structured dtypes, `str(dtype)`:
 //! a Python literal list of `(name, format[, shape])` tuples, or a dict with `names`,
 //! `formats`, `offsets` and `itemsize`. Only the item size is derived; the string is kept.
 
