@@ -55,19 +55,48 @@ pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) -> usize {
 unsafe fn shuffle_k<const K: usize>(src: *const u8, dst: *mut u8, n: usize, tiles: usize) {
     // SAFETY: the callers checked every bound (see `shuffle`) and detected AVX2.
     unsafe {
-        for t in 0..tiles {
-            let base = src.add(32 * K * t);
-            let mut v = [_mm256_setzero_si256(); K];
-            for (q, x) in v.iter_mut().enumerate() {
-                let lo = _mm_loadu_si128(base.add(16 * q) as *const __m128i);
-                let hi = _mm_loadu_si128(base.add(16 * K + 16 * q) as *const __m128i);
-                *x = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+        let mut t = 0;
+        if K <= 8 {
+            // Two tiles a step, so each plane gets 64 bytes, a whole line, in two stores in a
+            // row. Where planes lie a multiple of 4 KiB apart (blocks of 32 KiB and up with
+            // 8-byte items) their lines share one L1 set, and a line written half at a time
+            // can be evicted in between. Against blosc2_shuffle on the same buffers, 8-byte
+            // items: 0.77 -> 1.05 of its speed at 32 KiB, 0.93 -> 1.27 at 256 KiB (Zen 4). At
+            // K = 16 the 32 live vectors spill.
+            while t + 2 <= tiles {
+                let a = tile_planes::<K>(src, t);
+                let b = tile_planes::<K>(src, t + 1);
+                for j in 0..K {
+                    _mm256_storeu_si256(dst.add(j * n + 32 * t) as *mut __m256i, a[j]);
+                    _mm256_storeu_si256(dst.add(j * n + 32 * t + 32) as *mut __m256i, b[j]);
+                }
+                t += 2;
             }
-            to_planes(&mut v);
+        }
+        while t < tiles {
+            let v = tile_planes::<K>(src, t);
             for (j, x) in v.iter().enumerate() {
                 _mm256_storeu_si256(dst.add(j * n + 32 * t) as *mut __m256i, *x);
             }
+            t += 1;
         }
+    }
+}
+
+/// The K plane vectors of tile `t` (32 elements).
+#[inline(always)]
+unsafe fn tile_planes<const K: usize>(src: *const u8, t: usize) -> [__m256i; K] {
+    // SAFETY: the callers checked the tile is inside the source and detected AVX2.
+    unsafe {
+        let base = src.add(32 * K * t);
+        let mut v = [_mm256_setzero_si256(); K];
+        for (q, x) in v.iter_mut().enumerate() {
+            let lo = _mm_loadu_si128(base.add(16 * q) as *const __m128i);
+            let hi = _mm_loadu_si128(base.add(16 * K + 16 * q) as *const __m128i);
+            *x = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+        }
+        to_planes(&mut v);
+        v
     }
 }
 
@@ -84,6 +113,38 @@ pub(crate) unsafe fn to_planes<const K: usize>(v: &mut [__m256i; K]) {
             let w = *v;
             for (j, &x) in Slots::<K>::VECTOR.iter().enumerate() {
                 v[j] = w[x];
+            }
+            return;
+        }
+        if K == 8 {
+            // Vector q holds elements 2q and 2q + 1 per lane; interleaving their bytes makes
+            // it a row of 8 words (byte b of both), and an 8x8 word transpose (3 unpack
+            // rounds) leaves plane b in vector b: 32 shuffles, against the pack rounds'
+            // 24 packs and 48 masks and shifts. 16 KiB blocks (in L1): 0.97 -> 1.32 of
+            // blosc2_shuffle's speed.
+            let pairs = _mm256_setr_epi8(
+                0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15, //
+                0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15,
+            );
+            let x = v.map(|x| _mm256_shuffle_epi8(x, pairs));
+            // Words of rows 2k and 2k + 1 interleaved: columns 0..4, then 4..8.
+            let mut a = [_mm256_setzero_si256(); 8];
+            for k in 0..4 {
+                a[2 * k] = _mm256_unpacklo_epi16(x[2 * k], x[2 * k + 1]);
+                a[2 * k + 1] = _mm256_unpackhi_epi16(x[2 * k], x[2 * k + 1]);
+            }
+            // Rows 0..4 (then 4..8) of two columns each: b[4h + c] holds columns 2c, 2c + 1.
+            let mut b = [_mm256_setzero_si256(); 8];
+            for h in 0..2 {
+                let a = &a[4 * h..];
+                b[4 * h] = _mm256_unpacklo_epi32(a[0], a[2]);
+                b[4 * h + 1] = _mm256_unpackhi_epi32(a[0], a[2]);
+                b[4 * h + 2] = _mm256_unpacklo_epi32(a[1], a[3]);
+                b[4 * h + 3] = _mm256_unpackhi_epi32(a[1], a[3]);
+            }
+            for c in 0..4 {
+                v[2 * c] = _mm256_unpacklo_epi64(b[c], b[4 + c]);
+                v[2 * c + 1] = _mm256_unpackhi_epi64(b[c], b[4 + c]);
             }
             return;
         }
