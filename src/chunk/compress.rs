@@ -598,7 +598,8 @@ impl Context {
     }
 
     /// Filters and compresses block `j` into `out` as its streams (csize + data each).
-    /// `None` when the block does not fit in `out`.
+    /// `None` when the block does not fit in `out`. With `defer`, raw streams of an
+    /// unfiltered block are listed there (offsets into `out` and the block) instead of copied.
     fn compress_block(
         &self,
         plan: &Plan,
