@@ -56,13 +56,15 @@ unsafe fn shuffle_k<const K: usize>(src: *const u8, dst: *mut u8, n: usize, tile
     // SAFETY: the callers checked every bound (see `shuffle`) and detected AVX2.
     unsafe {
         let mut t = 0;
-        if K <= 8 {
+        if K <= 8 || n >= 2048 {
             // Two tiles a step, so each plane gets 64 bytes, a whole line, in two stores in a
             // row. Where planes lie a multiple of 4 KiB apart (blocks of 32 KiB and up with
             // 8-byte items) their lines share one L1 set, and a line written half at a time
             // can be evicted in between. Against blosc2_shuffle on the same buffers, 8-byte
-            // items: 0.77 -> 1.05 of its speed at 32 KiB, 0.93 -> 1.27 at 256 KiB (Zen 4). At
-            // K = 16 the 32 live vectors spill.
+            // items: 0.77 -> 1.05 of its speed at 32 KiB, 0.93 -> 1.27 at 256 KiB (Zen 4).
+            // At K = 16 the 32 live vectors spill, which costs 5% where the 16 planes are
+            // less than 2 KiB apart (blocks under 32 KiB) and their lines spread over 4 or
+            // more sets; further apart it pays: a 256 KiB block 1.16 times as fast.
             while t + 2 <= tiles {
                 let a = tile_planes::<K>(src, t);
                 let b = tile_planes::<K>(src, t + 1);

@@ -121,7 +121,8 @@ mod tests {
             .map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8)
             .collect();
         let mut sizes: Vec<usize> = (0..=300).collect();
-        sizes.extend([1023, 4096, 65536, 65536 + 17]);
+        // 33_285: 16-byte items in an odd number of tiles (2080 items), past the two-tile cut.
+        sizes.extend([1023, 4096, 33_285, 65536, 65536 + 17]);
         for ts in (1..=20).chain([24, 32, 64, 128, 255]) {
             for &len in &sizes {
                 for misalign in [0, 1, 3, 7] {
