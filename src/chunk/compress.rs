@@ -490,7 +490,6 @@ impl Context {
                 Some(n) => {
                     for s in &mut raw[first..] {
                         s.at += pos;
-                        s.from += plan.block_range(j).start;
                     }
                     pos += n;
                 }
@@ -536,9 +535,6 @@ impl Context {
                 let mut raw = Vec::new();
                 let n = self.compress_block(plan, j, src, dict, &mut out, Some(&mut raw));
                 let n = n.inspect_err(|_| stop.store(true, Ordering::Relaxed))?;
-                for s in &mut raw {
-                    s.from += plan.block_range(j).start;
-                }
                 let ready = {
                     let mut p = placement.lock().unwrap_or_else(|e| e.into_inner());
                     let ready = p.finish(j, out, n, raw);
@@ -599,7 +595,7 @@ impl Context {
 
     /// Filters and compresses block `j` into `out` as its streams (csize + data each).
     /// `None` when the block does not fit in `out`. With `defer`, raw streams of an
-    /// unfiltered block are listed there (offsets into `out` and the block) instead of copied.
+    /// unfiltered block are listed there (offsets into `out` and `src`) instead of copied.
     fn compress_block(
         &self,
         plan: &Plan,
@@ -619,12 +615,20 @@ impl Context {
                 b.resize(n, 0);
             }
             let (a, b) = (&mut a[..n], &mut b[..n]);
-            let (data, defer): (&[u8], _) = match self.filter_block(plan, j, src, a, b)? {
-                Buf::Src => (&src[r], defer),
+            let (data, mut defer): (&[u8], _) = match self.filter_block(plan, j, src, a, b)? {
+                Buf::Src => (&src[r.clone()], defer),
                 Buf::A => (a, None),
                 Buf::B => (b, None),
             };
-            Ok(self.compress_streams(plan.nstreams(j), data, dict, out, defer))
+            let first = defer.as_ref().map_or(0, |list| list.len());
+            let n = self.compress_streams(plan.nstreams(j), data, dict, out, defer.as_deref_mut());
+            if let Some(list) = defer {
+                // compress_streams counts from the block's start; the copy reads from src.
+                for s in &mut list[first..] {
+                    s.from += r.start;
+                }
+            }
+            Ok(n)
         })
     }
 
