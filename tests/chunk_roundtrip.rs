@@ -187,6 +187,93 @@ fn explicit_blocksizes_and_many_blocks() {
     }
 }
 
+/// Streams of block 0 stored raw (compressed size = stream size) in a split chunk.
+fn stored_streams_in_block0(chunk: &[u8]) -> usize {
+    let h = ChunkHeader::parse(chunk).unwrap();
+    let word = |at: usize| i32::from_le_bytes(chunk[at..at + 4].try_into().unwrap());
+    let typesize = usize::from(h.typesize);
+    let neblock = h.blocksize / typesize;
+    let mut pos = word(h.header_len()) as usize;
+    let mut stored = 0;
+    for _ in 0..typesize {
+        let csize = word(pos);
+        stored += usize::from(csize as usize == neblock);
+        pos += 4 + csize.max(0) as usize + usize::from(csize < 0);
+    }
+    stored
+}
+
+/// A shuffled block whose streams the codec cannot shrink is unshuffled with those planes
+/// read from the chunk (no copy first): every plane kernel size, stored planes first, last
+/// and between compressed ones, a leftover block, the filters around a shuffle, both
+/// decoders (whole chunk on 1 and 2 threads, block by block).
+#[test]
+fn stored_streams_are_unshuffled_where_they_lie() {
+    for typesize in [2, 3, 4, 8, 16] {
+        for random_planes in [0b01u32, 0b10, 0b0110_1001_1010_0101] {
+            let mut rng = common::Rng::new(typesize as u64);
+            let src: Vec<u8> = (0..200_000 + typesize + 5)
+                .map(|i| {
+                    let (item, byte) = (i / typesize, i % typesize);
+                    if random_planes >> byte & 1 == 1 {
+                        rng.next_u64() as u8
+                    } else {
+                        (item / 64) as u8
+                    }
+                })
+                .collect();
+            let shuffle_last = [0, 0, 0, 0, 0, filters::SHUFFLE];
+            let pipelines = [
+                (shuffle_last, [0; 6]),
+                (shuffle_last, [0, 0, 0, 0, 0, typesize as u8]),
+                ([filters::DELTA, filters::SHUFFLE, 0, 0, 0, 0], [0; 6]),
+                (
+                    [filters::TRUNC_PREC, filters::SHUFFLE, 0, 0, 0, 0],
+                    [20, 0, 0, 0, 0, 0],
+                ),
+                (
+                    [filters::SHUFFLE, filters::BYTEDELTA, 0, 0, 0, 0],
+                    [0, typesize as u8, 0, 0, 0, 0],
+                ),
+            ];
+            for &codec in &CODECS {
+                for (filters, filters_meta) in pipelines {
+                    if filters.contains(&filters::TRUNC_PREC) && ![4, 8].contains(&typesize) {
+                        continue;
+                    }
+                    for nthreads in [1, 2] {
+                        let p = CParams {
+                            codec,
+                            clevel: 5,
+                            filters,
+                            filters_meta,
+                            typesize,
+                            blocksize: 16 * 1024,
+                            nthreads,
+                            splitmode: SplitMode::Always,
+                            use_dict: false,
+                        };
+                        let chunk = Context::new(p.clone())
+                            .unwrap()
+                            .compress_to_vec(&src)
+                            .unwrap();
+                        // (trunc_prec and bytedelta leave the random planes compressible)
+                        if !filters.contains(&filters::BYTEDELTA)
+                            && !filters.contains(&filters::TRUNC_PREC)
+                        {
+                            assert!(
+                                stored_streams_in_block0(&chunk) > 0,
+                                "{p:?}: no stream stored raw, the case tests nothing"
+                            );
+                        }
+                        check(&p, &src);
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn dictionaries() {
     for codec in [codecs::ZSTD, codecs::LZ4, codecs::LZ4HC] {

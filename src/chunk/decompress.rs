@@ -425,15 +425,42 @@ impl<'a> Decoder<'a> {
         let has_filters = self.h.filters.iter().any(|&f| !is_noop_backward(f));
         // Streams go straight to `out` when nothing is left to undo.
         if has_filters {
-            self.decode_streams(j, a)?;
-            self.unfilter(j, out, dref, a, b)
+            let mut stored = StoredPlanes::default();
+            let keep = self.unshuffles_planes_in_place(j);
+            self.decode_streams(j, a, keep.then_some(&mut stored))?;
+            self.unfilter(j, out, dref, a, b, keep.then_some(&stored))
         } else {
-            self.decode_streams(j, out)
+            self.decode_streams(j, out, None)
         }
     }
 
-    /// Decodes the compressed streams of block `j` into `out`.
-    fn decode_streams(&self, j: usize, out: &mut [u8]) -> Result<()> {
+    /// Whether block `j`'s streams are the planes of its first undo step, an unshuffle, so that
+    /// streams stored raw can be unshuffled from the chunk rather than copied out first.
+    fn unshuffles_planes_in_place(&self, j: usize) -> bool {
+        let first_undo = (0..filters::MAX_FILTERS)
+            .rev()
+            .find(|&i| !is_noop_backward(self.h.filters[i]));
+        let Some(i) = first_undo else {
+            return false;
+        };
+        let meta = usize::from(self.h.filters_meta[i]);
+        self.h.filters[i] == filters::SHUFFLE
+            && (meta == 0 || meta == self.typesize)
+            && self.typesize <= MAX_STORED_PLANES
+            && self.vl.is_empty()
+            && !self.h.dont_split()
+            && !(j + 1 == self.nblocks && self.leftover > 0)
+            && filters::shuffle::unshuffles_planes_fast(self.typesize)
+    }
+
+    /// Decodes the compressed streams of block `j` into `out`. With `stored`, streams stored
+    /// raw stay in the chunk and their offsets go there instead.
+    fn decode_streams(
+        &self,
+        j: usize,
+        out: &mut [u8],
+        mut stored: Option<&mut StoredPlanes>,
+    ) -> Result<()> {
         if let Some(vb) = self.vl.get(j) {
             let src = &self.chunk[vb.cstart..vb.cend];
             return self.decode_stream(src, out);
@@ -494,9 +521,15 @@ impl<'a> Decoder<'a> {
                         self.chunk.len()
                     ))
                 })?;
+                match stored.as_deref_mut() {
+                    Some(stored) if csize == part.len() && k < MAX_STORED_PLANES => {
+                        stored.at[k] = Some(pos)
+                    }
+                    _ => self
+                        .decode_stream(src, part)
+                        .map_err(|e| e.context(format_args!("stream {k}")))?,
+                }
                 pos += csize;
-                self.decode_stream(src, part)
-                    .map_err(|e| e.context(format_args!("stream {k}")))?;
             }
         }
         Ok(())
@@ -537,7 +570,8 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    /// Undoes the filter pipeline (last slot first). The block's decoded streams are in `a`.
+    /// Undoes the filter pipeline (last slot first). The block's decoded streams are in `a`,
+    /// but for those in `stored`, which the first step (an unshuffle) reads from the chunk.
     fn unfilter(
         &self,
         j: usize,
@@ -545,6 +579,7 @@ impl<'a> Decoder<'a> {
         dref: Option<&[u8]>,
         a: &mut [u8],
         b: &mut [u8],
+        mut stored: Option<&StoredPlanes>,
     ) -> Result<()> {
         let mut cur = Buf::A;
         // The last filter to undo writes straight into `out`.
@@ -589,7 +624,10 @@ impl<'a> Decoder<'a> {
                     } else {
                         usize::from(meta)
                     };
-                    filters::shuffle::unshuffle(ts, src, dst);
+                    match stored.take().filter(|s| s.at.iter().any(Option::is_some)) {
+                        Some(stored) => self.unshuffle_stored(stored, src, dst),
+                        None => filters::shuffle::unshuffle(ts, src, dst),
+                    }
                 }
                 filters::BITSHUFFLE => {
                     filters::bitshuffle::bitunshuffle(self.typesize, src, dst, self.h.version)?
@@ -616,6 +654,30 @@ impl<'a> Decoder<'a> {
         }
         Ok(())
     }
+
+    /// Unshuffles a block whose planes are the decoded streams in `decoded`, or for streams
+    /// in `stored`, the chunk's bytes.
+    fn unshuffle_stored(&self, stored: &StoredPlanes, decoded: &[u8], dst: &mut [u8]) {
+        let n = dst.len() / self.typesize;
+        let mut planes: [&[u8]; MAX_STORED_PLANES] = [&[]; MAX_STORED_PLANES];
+        for (k, plane) in planes.iter_mut().enumerate().take(self.typesize) {
+            *plane = match stored.at[k] {
+                Some(at) => &self.chunk[at..at + n],
+                None => &decoded[k * n..(k + 1) * n],
+            };
+        }
+        filters::shuffle::unshuffle_planes(&planes[..self.typesize], dst);
+    }
+}
+
+/// Typesizes up to this many bytes can leave stored streams in the chunk (see
+/// [`Decoder::unshuffles_planes_in_place`]); the plane kernels go up to 16.
+const MAX_STORED_PLANES: usize = 16;
+
+/// Chunk offsets of a block's streams that were stored raw and left in place.
+#[derive(Default)]
+struct StoredPlanes {
+    at: [Option<usize>; MAX_STORED_PLANES],
 }
 
 /// Filters that need no work when decoding.

@@ -39,16 +39,44 @@ pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) -> usize {
     if tiles == 0 {
         return super::sse2::unshuffle(typesize, src, dst);
     }
-    // SAFETY: only called after AVX2 was detected; bounds mirror `shuffle`.
+    let mut planes: [&[u8]; 16] = [&[]; 16];
+    for (plane, bytes) in planes.iter_mut().zip(src.chunks_exact(n).take(typesize)) {
+        *plane = bytes;
+    }
+    unshuffle_planes(&planes[..typesize], dst)
+        + super::sse2::unshuffle_from(typesize, tiles * 32, src, dst)
+}
+
+/// Unshuffles whole tiles from planes wherever they lie (`planes[j]` holds byte j of the first
+/// `planes[j].len()` elements); typesize `planes.len()` is 2, 4, 8 or 16. Returns how many
+/// leading elements were handled.
+pub fn unshuffle_planes(planes: &[&[u8]], dst: &mut [u8]) -> usize {
+    let k = planes.len();
+    assert!(
+        matches!(k, 2 | 4 | 8 | 16),
+        "unshuffle_planes: typesize {k}"
+    );
+    let n = dst.len() / k;
+    assert!(
+        planes.iter().all(|p| p.len() >= n),
+        "unshuffle_planes: a plane is shorter than the destination's {n} elements"
+    );
+    let tiles = n / 32;
+    // SAFETY: only called after AVX2 was detected. Tile t reads planes[j][32t..][..32] within
+    // n <= planes[j].len(), and writes dst[32*K*t..][..32*K] within K*n <= dst.len().
     unsafe {
-        match typesize {
-            2 => unshuffle_k::<2>(src.as_ptr(), dst.as_mut_ptr(), n, tiles),
-            4 => unshuffle_k::<4>(src.as_ptr(), dst.as_mut_ptr(), n, tiles),
-            8 => unshuffle_k::<8>(src.as_ptr(), dst.as_mut_ptr(), n, tiles),
-            _ => unshuffle_k::<16>(src.as_ptr(), dst.as_mut_ptr(), n, tiles),
+        match k {
+            2 => unshuffle_k::<2>(plane_ptrs(planes), dst.as_mut_ptr(), tiles),
+            4 => unshuffle_k::<4>(plane_ptrs(planes), dst.as_mut_ptr(), tiles),
+            8 => unshuffle_k::<8>(plane_ptrs(planes), dst.as_mut_ptr(), tiles),
+            _ => unshuffle_k::<16>(plane_ptrs(planes), dst.as_mut_ptr(), tiles),
         }
     }
-    tiles * 32 + super::sse2::unshuffle_from(typesize, tiles * 32, src, dst)
+    tiles * 32
+}
+
+fn plane_ptrs<const K: usize>(planes: &[&[u8]]) -> [*const u8; K] {
+    std::array::from_fn(|j| planes[j].as_ptr())
 }
 
 #[target_feature(enable = "avx2")]
@@ -188,14 +216,14 @@ pub(crate) unsafe fn from_planes<const K: usize>(v: &mut [__m256i; K]) {
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn unshuffle_k<const K: usize>(src: *const u8, dst: *mut u8, n: usize, tiles: usize) {
-    // SAFETY: the callers checked every bound (see `unshuffle`) and detected AVX2.
+unsafe fn unshuffle_k<const K: usize>(planes: [*const u8; K], dst: *mut u8, tiles: usize) {
+    // SAFETY: the callers checked every bound (see `unshuffle_planes`) and detected AVX2.
     unsafe {
         let bits = K.trailing_zeros();
         for t in 0..tiles {
             let mut v = [_mm256_setzero_si256(); K];
-            for (j, x) in v.iter_mut().enumerate() {
-                *x = _mm256_loadu_si256(src.add(j * n + 32 * t) as *const __m256i);
+            for (x, plane) in v.iter_mut().zip(planes) {
+                *x = _mm256_loadu_si256(plane.add(32 * t) as *const __m256i);
             }
             from_planes(&mut v);
             // Lane 0 of vector x belongs at 16-byte slot bitrev(x), lane 1 at K + bitrev(x).

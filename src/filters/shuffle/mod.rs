@@ -51,6 +51,38 @@ pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     dst[whole..].copy_from_slice(&src[whole..]);
 }
 
+/// Whether [`unshuffle_planes`] has a vector kernel for `typesize` on this machine. Without
+/// one, gathering planes is slower than copying them together for [`unshuffle`].
+pub fn unshuffles_planes_fast(typesize: usize) -> bool {
+    cfg!(target_arch = "x86_64") && level() >= Level::Avx2 && matches!(typesize, 2 | 4 | 8 | 16)
+}
+
+/// [`unshuffle`] of planes that need not lie together: `planes[j]` holds byte j of every
+/// element (`dst.len() / planes.len()` bytes at least). The block's planes can then be read
+/// where a decoder found them, a stored stream straight from the chunk.
+pub fn unshuffle_planes(planes: &[&[u8]], dst: &mut [u8]) {
+    let typesize = planes.len();
+    let n = dst.len().checked_div(typesize).unwrap_or(0);
+    assert!(
+        n * typesize == dst.len() && planes.iter().all(|p| p.len() >= n),
+        "unshuffle_planes: {typesize} planes do not cover {} bytes",
+        dst.len()
+    );
+    #[cfg(target_arch = "x86_64")]
+    let done = if unshuffles_planes_fast(typesize) {
+        avx2::unshuffle_planes(planes, dst)
+    } else {
+        0
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let done = 0;
+    for (i, item) in dst.chunks_exact_mut(typesize).enumerate().skip(done) {
+        for (b, plane) in item.iter_mut().zip(planes) {
+            *b = plane[i];
+        }
+    }
+}
+
 /// Runs the best kernel for `level`; returns how many leading elements it handled.
 fn simd_shuffle(level: Level, typesize: usize, src: &[u8], dst: &mut [u8]) -> usize {
     #[cfg(target_arch = "x86_64")]
@@ -139,6 +171,31 @@ mod tests {
                         assert!(b == src, "unshuffle ts {ts} len {len} {level:?}");
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn planes_apart_unshuffle_as_planes_together() {
+        for ts in (1..=20).chain([32, 64]) {
+            for len in (0..300).chain([1023 * ts, 4096 * ts + 5 * ts, 65536]) {
+                let n = len / ts;
+                let whole = n * ts;
+                let items: Vec<u8> = (0..whole).map(|i| (i * 131 + i / 9) as u8).collect();
+                let shuffled = reference(ts, &items);
+                // Each plane in an allocation of its own, longer than the plane, at an odd
+                // offset.
+                let owned: Vec<Vec<u8>> = (0..ts)
+                    .map(|j| {
+                        let mut v = vec![0x5Au8; n + 40];
+                        v[3..3 + n].copy_from_slice(&shuffled[j * n..(j + 1) * n]);
+                        v
+                    })
+                    .collect();
+                let planes: Vec<&[u8]> = owned.iter().map(|v| &v[3..]).collect();
+                let mut dst = vec![0u8; whole];
+                unshuffle_planes(&planes, &mut dst);
+                assert!(dst == items, "ts {ts} len {len}");
             }
         }
     }
