@@ -8,8 +8,9 @@ pub enum Level {
     Scalar,
     Sse2,
     Avx2,
-    /// AVX-512 F and BW: only the bit transpose of bitshuffle has a kernel of its own; the
-    /// rest runs the AVX2 kernels, as c-blosc2 does at this level.
+    /// AVX-512 F, BW and VL: the bit transpose of bitshuffle has a kernel of its own; the
+    /// rest runs the AVX2 kernels, as c-blosc2 does at this level, some of them compiled to
+    /// use AVX-512's 32 vector registers.
     Avx512,
 }
 
@@ -32,7 +33,10 @@ pub fn level() -> Level {
 pub fn detect() -> Level {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw") {
+        if std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512vl")
+        {
             return Level::Avx512;
         }
         if std::is_x86_feature_detected!("avx2") {

@@ -29,8 +29,9 @@ pub fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) -> usize {
     tiles * 32 + super::sse2::shuffle_from(typesize, tiles * 32, src, dst)
 }
 
-/// Unshuffles whole tiles; returns how many leading elements were handled.
-pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) -> usize {
+/// Unshuffles whole tiles; returns how many leading elements were handled. `evex`: the CPU
+/// has AVX-512F and VL, so the kernels may use 32 vector registers.
+pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8], evex: bool) -> usize {
     if !matches!(typesize, 2 | 4 | 8 | 16) {
         return super::avx2_any::unshuffle(typesize, src, dst);
     }
@@ -43,14 +44,14 @@ pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) -> usize {
     for (plane, bytes) in planes.iter_mut().zip(src.chunks_exact(n).take(typesize)) {
         *plane = bytes;
     }
-    unshuffle_planes(&planes[..typesize], dst)
+    unshuffle_planes(&planes[..typesize], dst, evex)
         + super::sse2::unshuffle_from(typesize, tiles * 32, src, dst)
 }
 
 /// Unshuffles whole tiles from planes wherever they lie (`planes[j]` holds byte j of the first
 /// `planes[j].len()` elements); typesize `planes.len()` is 2, 4, 8 or 16. Returns how many
 /// leading elements were handled.
-pub fn unshuffle_planes(planes: &[&[u8]], dst: &mut [u8]) -> usize {
+pub fn unshuffle_planes(planes: &[&[u8]], dst: &mut [u8], evex: bool) -> usize {
     let k = planes.len();
     assert!(
         matches!(k, 2 | 4 | 8 | 16),
@@ -62,14 +63,17 @@ pub fn unshuffle_planes(planes: &[&[u8]], dst: &mut [u8]) -> usize {
         "unshuffle_planes: a plane is shorter than the destination's {n} elements"
     );
     let tiles = n / 32;
-    // SAFETY: only called after AVX2 was detected. Tile t reads planes[j][32t..][..32] within
-    // n <= planes[j].len(), and writes dst[32*K*t..][..32*K] within K*n <= dst.len().
+    let d = dst.as_mut_ptr();
+    // SAFETY: only called after AVX2 was detected (AVX-512F and VL for `evex`). Tile t reads
+    // planes[j][32t..][..32] within n <= planes[j].len(), and writes dst[32*K*t..][..32*K]
+    // within K*n <= dst.len().
     unsafe {
-        match k {
-            2 => unshuffle_k::<2>(plane_ptrs(planes), dst.as_mut_ptr(), tiles),
-            4 => unshuffle_k::<4>(plane_ptrs(planes), dst.as_mut_ptr(), tiles),
-            8 => unshuffle_k::<8>(plane_ptrs(planes), dst.as_mut_ptr(), tiles),
-            _ => unshuffle_k::<16>(plane_ptrs(planes), dst.as_mut_ptr(), tiles),
+        match (k, evex) {
+            (2, _) => unshuffle_k::<2>(plane_ptrs(planes), d, tiles),
+            (4, _) => unshuffle_k::<4>(plane_ptrs(planes), d, tiles),
+            (8, _) => unshuffle_k::<8>(plane_ptrs(planes), d, tiles),
+            (_, false) => unshuffle_k::<16>(plane_ptrs(planes), d, tiles),
+            (_, true) => unshuffle_k_evex::<16>(plane_ptrs(planes), d, tiles),
         }
     }
     tiles * 32
@@ -217,7 +221,24 @@ pub(crate) unsafe fn from_planes<const K: usize>(v: &mut [__m256i; K]) {
 
 #[target_feature(enable = "avx2")]
 unsafe fn unshuffle_k<const K: usize>(planes: [*const u8; K], dst: *mut u8, tiles: usize) {
-    // SAFETY: the callers checked every bound (see `unshuffle_planes`) and detected AVX2.
+    // SAFETY: as for `unshuffle_tiles`; AVX2 was detected.
+    unsafe { unshuffle_tiles(planes, dst, tiles) }
+}
+
+/// [`unshuffle_k`] compiled for AVX-512VL, whose 32 vector registers hold the 16-byte
+/// kernel's 16 planes and their unpacked pairs: with 16, half of them spill every tile.
+#[target_feature(enable = "avx2,avx512f,avx512vl")]
+unsafe fn unshuffle_k_evex<const K: usize>(planes: [*const u8; K], dst: *mut u8, tiles: usize) {
+    // SAFETY: as for `unshuffle_tiles`; AVX-512F and VL were detected.
+    unsafe { unshuffle_tiles(planes, dst, tiles) }
+}
+
+/// Tiles `0..tiles` of 32 elements: reads `planes[j][32t..][..32]`, writes
+/// `dst[32*K*t..][..32*K]`; the callers checked both.
+#[inline(always)]
+unsafe fn unshuffle_tiles<const K: usize>(planes: [*const u8; K], dst: *mut u8, tiles: usize) {
+    // SAFETY: bounds checked by the callers (see `unshuffle_planes`); AVX2 intrinsics inlined
+    // into the AVX2-enabled kernels above.
     unsafe {
         let bits = K.trailing_zeros();
         for t in 0..tiles {

@@ -70,7 +70,7 @@ pub fn unshuffle_planes(planes: &[&[u8]], dst: &mut [u8]) {
     );
     #[cfg(target_arch = "x86_64")]
     let done = if unshuffles_planes_fast(typesize) {
-        avx2::unshuffle_planes(planes, dst)
+        avx2::unshuffle_planes(planes, dst, level() == Level::Avx512)
     } else {
         0
     };
@@ -98,7 +98,8 @@ fn simd_shuffle(level: Level, typesize: usize, src: &[u8], dst: &mut [u8]) -> us
 fn simd_unshuffle(level: Level, typesize: usize, src: &[u8], dst: &mut [u8]) -> usize {
     #[cfg(target_arch = "x86_64")]
     match level {
-        Level::Avx2 | Level::Avx512 => return avx2::unshuffle(typesize, src, dst),
+        Level::Avx2 => return avx2::unshuffle(typesize, src, dst, false),
+        Level::Avx512 => return avx2::unshuffle(typesize, src, dst, true),
         Level::Sse2 => return sse2::unshuffle(typesize, src, dst),
         Level::Scalar => {}
     }
@@ -160,7 +161,7 @@ mod tests {
                 for misalign in [0, 1, 3, 7] {
                     let src = &data[misalign..misalign + len];
                     let want = reference(ts, src);
-                    for level in [Level::Scalar, Level::Sse2, Level::Avx2] {
+                    for level in [Level::Scalar, Level::Sse2, Level::Avx2, Level::Avx512] {
                         let mut buf = vec![0u8; len + 8];
                         let dst = &mut buf[misalign..misalign + len];
                         shuffle_with(level, ts, src, dst);
@@ -211,7 +212,7 @@ mod tests {
             for len in lens.chain([8 * base - 1, 8 * base, 8 * base + 17]) {
                 let src: Vec<u8> = (0..len).map(|i| (i * 31 + i / 7) as u8).collect();
                 let want = reference(ts, &src);
-                for level in [Level::Sse2, Level::Avx2] {
+                for level in [Level::Sse2, Level::Avx2, Level::Avx512] {
                     let mut guarded = vec![0xA5u8; len + 64];
                     shuffle_with(level, ts, &src, &mut guarded[..len]);
                     assert!(guarded[..len] == want[..], "shuffle ts {ts} len {len}");
