@@ -29,7 +29,7 @@ done
 compiler=cc
 foreign=
 # Runs compiler $1 on the remaining arguments with the output renamed to <output>$2 and
-# without the flags matching pattern $3.
+# without the arguments matching case pattern $3 ('' drops none).
 compile_to() {
   with=$1 suffix=$2 drop=$3
   shift 3

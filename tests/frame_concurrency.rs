@@ -86,7 +86,18 @@ fn run(path: Option<&std::path::Path>, contiguous: bool) {
             })
         })
         .collect();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     for round in 0..200u32 {
+        // Pace the writer by the readers (one read per round so far), so reads overlap the
+        // writes however the threads are scheduled: on a loaded 2-core machine the writer
+        // once finished all its rounds before the readers had read 100 times.
+        while reads.load(Ordering::Relaxed) < round as usize {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "readers stopped making progress"
+            );
+            std::thread::yield_now();
+        }
         let n = s.nchunks();
         s.append(&data(n, 0)).unwrap();
         s.update(
