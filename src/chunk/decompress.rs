@@ -71,6 +71,9 @@ pub struct Decoder<'a> {
     bstarts_end: usize,
     dict: Dict<'a>,
     vl: Vec<VlBlock>,
+    /// Whether the first undo step is an unshuffle that can read the streams of a whole
+    /// block as its planes where they lie (see [`Decoder::reads_planes_in_place`]).
+    planes_in_place: bool,
 }
 
 /// Per-thread scratch for the filter pipeline (two ping-pong buffers).
@@ -124,6 +127,7 @@ impl<'a> Decoder<'a> {
             bstarts_end: hl,
             dict: Dict::None,
             vl: Vec::new(),
+            planes_in_place: false,
             h,
         };
         if special != SpecialValue::None {
@@ -172,6 +176,7 @@ impl<'a> Decoder<'a> {
         if d.h.vl_blocks() {
             d.load_vl_blocks()?;
         }
+        d.planes_in_place = d.reads_planes_in_place();
         Ok(d)
     }
 
@@ -426,7 +431,8 @@ impl<'a> Decoder<'a> {
         // Streams go straight to `out` when nothing is left to undo.
         if has_filters {
             let mut stored = StoredPlanes::default();
-            let keep = self.unshuffles_planes_in_place(j);
+            // The leftover block is one stream, not the block's planes.
+            let keep = self.planes_in_place && !(j + 1 == self.nblocks && self.leftover > 0);
             self.decode_streams(j, a, keep.then_some(&mut stored))?;
             self.unfilter(j, out, dref, a, b, keep.then_some(&stored))
         } else {
@@ -434,9 +440,10 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    /// Whether block `j`'s streams are the planes of its first undo step, an unshuffle, so that
-    /// streams stored raw can be unshuffled from the chunk rather than copied out first.
-    fn unshuffles_planes_in_place(&self, j: usize) -> bool {
+    /// Whether the streams of a whole block are the planes of its first undo step, an
+    /// unshuffle, so that streams stored raw can be unshuffled from the chunk rather than
+    /// copied out first.
+    fn reads_planes_in_place(&self) -> bool {
         let first_undo = (0..filters::MAX_FILTERS)
             .rev()
             .find(|&i| !is_noop_backward(self.h.filters[i]));
@@ -446,10 +453,9 @@ impl<'a> Decoder<'a> {
         let meta = usize::from(self.h.filters_meta[i]);
         self.h.filters[i] == filters::SHUFFLE
             && (meta == 0 || meta == self.typesize)
-            && self.typesize <= MAX_STORED_PLANES
             && self.vl.is_empty()
             && !self.h.dont_split()
-            && !(j + 1 == self.nblocks && self.leftover > 0)
+            // (up to 16 planes, as `StoredPlanes` holds)
             && filters::shuffle::unshuffles_planes_fast(self.typesize)
     }
 
@@ -624,7 +630,7 @@ impl<'a> Decoder<'a> {
                     } else {
                         usize::from(meta)
                     };
-                    match stored.take().filter(|s| s.at.iter().any(Option::is_some)) {
+                    match stored.take() {
                         Some(stored) => self.unshuffle_stored(stored, src, dst),
                         None => filters::shuffle::unshuffle(ts, src, dst),
                     }
@@ -671,7 +677,7 @@ impl<'a> Decoder<'a> {
 }
 
 /// Typesizes up to this many bytes can leave stored streams in the chunk (see
-/// [`Decoder::unshuffles_planes_in_place`]); the plane kernels go up to 16.
+/// [`Decoder::reads_planes_in_place`]); the plane kernels go up to 16.
 const MAX_STORED_PLANES: usize = 16;
 
 /// Chunk offsets of a block's streams that were stored raw and left in place.
