@@ -189,18 +189,26 @@ fn explicit_blocksizes_and_many_blocks() {
 
 /// Streams of block 0 stored raw (compressed size = stream size) in a split chunk.
 fn stored_streams_in_block0(chunk: &[u8]) -> usize {
+    let neblock =
+        ChunkHeader::parse(chunk).unwrap().blocksize / stream_sizes_in_block0(chunk).len();
+    stream_sizes_in_block0(chunk)
+        .into_iter()
+        .filter(|&csize| csize as usize == neblock)
+        .count()
+}
+
+/// The csize words of block 0's streams (split chunks).
+fn stream_sizes_in_block0(chunk: &[u8]) -> Vec<i32> {
     let h = ChunkHeader::parse(chunk).unwrap();
     let word = |at: usize| i32::from_le_bytes(chunk[at..at + 4].try_into().unwrap());
-    let typesize = usize::from(h.typesize);
-    let neblock = h.blocksize / typesize;
     let mut pos = word(h.header_len()) as usize;
-    let mut stored = 0;
-    for _ in 0..typesize {
-        let csize = word(pos);
-        stored += usize::from(csize as usize == neblock);
-        pos += 4 + csize.max(0) as usize + usize::from(csize < 0);
-    }
-    stored
+    (0..h.typesize)
+        .map(|_| {
+            let csize = word(pos);
+            pos += 4 + csize.max(0) as usize + usize::from(csize < 0);
+            csize
+        })
+        .collect()
 }
 
 /// A shuffled block whose streams the codec cannot shrink is unshuffled with those planes
@@ -265,6 +273,55 @@ fn stored_streams_are_unshuffled_where_they_lie() {
                                 stored_streams_in_block0(&chunk) > 0,
                                 "{p:?}: no stream stored raw, the case tests nothing"
                             );
+                        }
+                        check(&p, &src);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Streams of zeros (csize 0) in a shuffled block are read by the unshuffle from shared zeros,
+/// not written out first: zero planes among compressed and stored ones, on 1 and 2 threads,
+/// and planes longer than the shared zeros (written out as before).
+#[test]
+fn zero_streams_are_unshuffled_from_shared_zeros() {
+    for typesize in [2, 4, 8, 16] {
+        for (zero_planes, random_planes) in [(0b10, 0b00), (0b1100, 0b01), (0b0101, 0b1000)] {
+            let mut rng = common::Rng::new(typesize as u64 + 99);
+            for blocksize in [64 * 1024, 4 << 20] {
+                let len = blocksize * 2 + 3 * typesize + 1;
+                let src: Vec<u8> = (0..len)
+                    .map(|i| {
+                        let (item, byte) = (i / typesize, i % typesize);
+                        if zero_planes >> byte & 1 == 1 {
+                            0
+                        } else if random_planes >> byte & 1 == 1 {
+                            rng.next_u64() as u8
+                        } else {
+                            (item / 7 + byte) as u8
+                        }
+                    })
+                    .collect();
+                for &codec in &CODECS {
+                    for nthreads in [1, 2] {
+                        let p = CParams {
+                            codec,
+                            typesize,
+                            blocksize,
+                            nthreads,
+                            splitmode: SplitMode::Always,
+                            ..CParams::default()
+                        };
+                        let chunk = Context::new(p.clone())
+                            .unwrap()
+                            .compress_to_vec(&src)
+                            .unwrap();
+                        let sizes = stream_sizes_in_block0(&chunk);
+                        for (k, &csize) in sizes.iter().enumerate() {
+                            let zero = zero_planes >> k & 1 == 1;
+                            assert_eq!(csize == 0, zero, "{p:?}: stream {k} has csize {csize}");
                         }
                         check(&p, &src);
                     }

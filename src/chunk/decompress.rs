@@ -5,6 +5,7 @@
 //! the chunk, so no field read from the chunk indexes or sizes anything unchecked.
 
 use std::cell::RefCell;
+use std::sync::OnceLock;
 
 use super::header::{self, ChunkHeader, SpecialValue};
 use crate::codecs;
@@ -460,7 +461,8 @@ impl<'a> Decoder<'a> {
     }
 
     /// Decodes the compressed streams of block `j` into `out`. With `stored`, streams stored
-    /// raw stay in the chunk and their offsets go there instead.
+    /// raw stay in the chunk and streams of zeros are not written out: `stored` says where
+    /// the unshuffle reads them instead.
     fn decode_streams(
         &self,
         j: usize,
@@ -503,7 +505,12 @@ impl<'a> Decoder<'a> {
                 read_i32(self.chunk, pos).map_err(|e| e.context(format_args!("stream {k}")))?;
             pos += 4;
             if csize == 0 {
-                part.fill(0);
+                match (stored.as_deref_mut(), zero_plane(part.len())) {
+                    (Some(stored), Some(zeros)) if k < MAX_STORED_PLANES => {
+                        stored.at[k] = PlaneAt::Zeros(zeros)
+                    }
+                    _ => part.fill(0),
+                }
             } else if csize < 0 {
                 let token = *self.chunk.get(pos).ok_or_else(|| {
                     Error::corrupt(format!("stream {k}: run token past the end of the chunk"))
@@ -529,7 +536,7 @@ impl<'a> Decoder<'a> {
                 })?;
                 match stored.as_deref_mut() {
                     Some(stored) if csize == part.len() && k < MAX_STORED_PLANES => {
-                        stored.at[k] = Some(pos)
+                        stored.at[k] = PlaneAt::Chunk(pos)
                     }
                     _ => self
                         .decode_stream(src, part)
@@ -662,14 +669,15 @@ impl<'a> Decoder<'a> {
     }
 
     /// Unshuffles a block whose planes are the decoded streams in `decoded`, or for streams
-    /// in `stored`, the chunk's bytes.
+    /// in `stored`, the chunk's bytes and shared zeros.
     fn unshuffle_stored(&self, stored: &StoredPlanes, decoded: &[u8], dst: &mut [u8]) {
         let n = dst.len() / self.typesize;
         let mut planes: [&[u8]; MAX_STORED_PLANES] = [&[]; MAX_STORED_PLANES];
         for (k, plane) in planes.iter_mut().enumerate().take(self.typesize) {
             *plane = match stored.at[k] {
-                Some(at) => &self.chunk[at..at + n],
-                None => &decoded[k * n..(k + 1) * n],
+                PlaneAt::Chunk(at) => &self.chunk[at..at + n],
+                PlaneAt::Zeros(zeros) => zeros,
+                PlaneAt::Decoded => &decoded[k * n..(k + 1) * n],
             };
         }
         filters::shuffle::unshuffle_planes(&planes[..self.typesize], dst);
@@ -680,10 +688,34 @@ impl<'a> Decoder<'a> {
 /// [`Decoder::reads_planes_in_place`]); the plane kernels go up to 16.
 const MAX_STORED_PLANES: usize = 16;
 
-/// Chunk offsets of a block's streams that were stored raw and left in place.
+/// Where the unshuffle reads each plane of a block from.
 #[derive(Default)]
 struct StoredPlanes {
-    at: [Option<usize>; MAX_STORED_PLANES],
+    at: [PlaneAt; MAX_STORED_PLANES],
+}
+
+#[derive(Clone, Copy, Default)]
+enum PlaneAt {
+    /// Decoded into the block's scratch buffer.
+    #[default]
+    Decoded,
+    /// Stored raw: the chunk's bytes from this offset.
+    Chunk(usize),
+    /// A stream of zeros (csize 0): [`zero_plane`].
+    Zeros(&'static [u8]),
+}
+
+/// Planes up to this long that are all zeros are read from one shared buffer.
+const ZERO_PLANE_MAX: usize = 1 << 20;
+
+/// `len` zeros to unshuffle from, where `len` is at most [`ZERO_PLANE_MAX`]. Data with small
+/// values leaves whole planes of zeros (the high bytes of small integers): reading them from
+/// one shared buffer, which stays in cache, saves writing them out for every block first.
+fn zero_plane(len: usize) -> Option<&'static [u8]> {
+    static ZEROS: OnceLock<Box<[u8]>> = OnceLock::new();
+    let zeros = (len <= ZERO_PLANE_MAX)
+        .then(|| ZEROS.get_or_init(|| vec![0; ZERO_PLANE_MAX].into_boxed_slice()))?;
+    Some(&zeros[..len])
 }
 
 /// Filters that need no work when decoding.
