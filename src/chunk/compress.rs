@@ -559,7 +559,7 @@ impl Context {
             }
             Ok(())
         };
-        crate::pool::on_every_worker(pool, work)?;
+        crate::pool::on_each_thread(pool, work)?;
         let p = placement.into_inner().unwrap_or_else(|e| e.into_inner());
         BUFFERS.give_back(p.waiting.into_values().map(|(b, ..)| b));
         if p.full || p.next != plan.nblocks {

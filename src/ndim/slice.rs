@@ -8,8 +8,6 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use rayon::prelude::*;
-
 use super::meta::{self, NdMeta, MAX_DIM};
 use crate::chunk::decompress::Decoder;
 use crate::chunk::{self, SpecialValue};
@@ -292,13 +290,10 @@ impl<'a> Array<'a> {
         if batch.is_empty() {
             return Ok(());
         }
-        let decode = |w: &&ChunkWork| self.decode_blocks(w);
-        let decoded: Vec<Vec<BlockSrc>> = match self.schunk.context().pool().rayon() {
-            Some(pool) if batch.len() > 1 => {
-                pool.install(|| batch.par_iter().map(decode).collect::<Result<_>>())?
-            }
-            _ => batch.iter().map(decode).collect::<Result<_>>()?,
-        };
+        // Chunks in parallel, or the blocks of a lone chunk.
+        let blocks_in_parallel = batch.len() == 1;
+        let decode = |w: &&ChunkWork| self.decode_blocks(w, blocks_in_parallel);
+        let decoded: Vec<Vec<BlockSrc>> = self.schunk.context().pool().map(batch, decode)?;
         let mut done = Vec::new();
         for (w, blocks) in batch.iter().zip(decoded) {
             for ((_, bc), src) in w.blocks.iter().zip(blocks) {
@@ -312,8 +307,9 @@ impl<'a> Array<'a> {
         Ok(())
     }
 
-    /// The sources of the blocks of one chunk that a slab needs.
-    fn decode_blocks(&self, w: &ChunkWork) -> Result<Vec<BlockSrc>> {
+    /// The sources of the blocks of one chunk that a slab needs, decoded on the pool's
+    /// threads if `blocks_in_parallel`.
+    fn decode_blocks(&self, w: &ChunkWork, blocks_in_parallel: bool) -> Result<Vec<BlockSrc>> {
         let ctx = format!("array chunk {}", w.index);
         if w.index >= self.schunk.nchunks() as i64 {
             bail!(
@@ -323,15 +319,17 @@ impl<'a> Array<'a> {
             );
         }
         let want: Vec<usize> = w.blocks.iter().map(|&(k, _)| k).collect();
-        let first = self
-            .schunk
-            .with_chunk_blocks(w.index, &want, |data| self.blocks_of(w, data, true))?;
+        let first = self.schunk.with_chunk_blocks(w.index, &want, |data| {
+            self.blocks_of(w, data, true, blocks_in_parallel)
+        })?;
         match first {
             Some(blocks) => Ok(blocks),
             // Blosc2 blocks that are not the array's: decode the whole chunk, read whole.
             None => self
                 .schunk
-                .with_chunk(w.index, |data| self.blocks_of(w, data, false))
+                .with_chunk(w.index, |data| {
+                    self.blocks_of(w, data, false, blocks_in_parallel)
+                })
                 .map(|b| b.unwrap_or_default()),
         }
     }
@@ -343,6 +341,7 @@ impl<'a> Array<'a> {
         w: &ChunkWork,
         data: ChunkData<'_>,
         partial: bool,
+        blocks_in_parallel: bool,
     ) -> Result<Option<Vec<BlockSrc>>> {
         let g = &self.geom;
         let ctx = format!("array chunk {}", w.index);
@@ -397,11 +396,10 @@ impl<'a> Array<'a> {
                         base: 0,
                     })
                 };
-                let blocks = match self.schunk.context().pool().rayon() {
-                    Some(pool) if w.blocks.len() > 1 => {
-                        pool.install(|| w.blocks.par_iter().map(one).collect::<Result<_>>())
-                    }
-                    _ => w.blocks.iter().map(one).collect::<Result<_>>(),
+                let blocks = if blocks_in_parallel {
+                    self.schunk.context().pool().map(&w.blocks, one)
+                } else {
+                    w.blocks.iter().map(one).collect::<Result<_>>()
                 }?;
                 Ok(Some(blocks))
             }
