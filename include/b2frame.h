@@ -126,7 +126,7 @@ typedef struct b2f_cparams {
    */
   int32_t blocksize;
   /**
-   * Worker threads for blocks (>= 1).
+   * Threads for blocks (>= 1): the calling thread and `nthreads - 1` pool workers.
    */
   int16_t nthreads;
   /**
@@ -336,8 +336,9 @@ size_t b2f_max_compressed_size(size_t nbytes);
  *
  * # Memory and lifetimes
  * All buffers belong to the caller; `src` and `dst` must not overlap. Nothing is retained.
- * Thread-safe: any number of threads may compress at once (`nthreads > 1` runs blocks on a
- * process-wide pool shared by all calls with that thread count).
+ * Thread-safe: any number of threads may compress at once (`nthreads > 1` runs blocks on the
+ * calling thread and a process-wide pool of `nthreads - 1` workers, shared by all calls with
+ * that thread count).
  *
  * # Safety
  * `p` points to a `b2f_cparams`; `src`/`dst` point to `src_len`/`dst_len` bytes (or are NULL
@@ -372,7 +373,8 @@ b2f_status b2f_decompress(const void *chunk,
                           size_t *nbytes_out);
 
 /**
- * `b2f_decompress` with `nthreads` worker threads over the chunk's blocks (>= 1).
+ * `b2f_decompress` with `nthreads` threads over the chunk's blocks (>= 1): the calling
+ * thread and `nthreads - 1` pool workers.
  *
  * # Safety
  * As for `b2f_decompress`.

@@ -50,7 +50,7 @@ pub struct b2f_cparams {
     pub typesize: i32,
     /// Bytes per block, 0 = automatic as c-blosc2 chooses.
     pub blocksize: i32,
-    /// Worker threads for blocks (>= 1).
+    /// Threads for blocks (>= 1): the calling thread and `nthreads - 1` pool workers.
     pub nthreads: i16,
     /// `B2F_SPLIT_*`.
     pub splitmode: u8,
@@ -137,8 +137,9 @@ pub extern "C" fn b2f_max_compressed_size(nbytes: usize) -> usize {
 ///
 /// # Memory and lifetimes
 /// All buffers belong to the caller; `src` and `dst` must not overlap. Nothing is retained.
-/// Thread-safe: any number of threads may compress at once (`nthreads > 1` runs blocks on a
-/// process-wide pool shared by all calls with that thread count).
+/// Thread-safe: any number of threads may compress at once (`nthreads > 1` runs blocks on the
+/// calling thread and a process-wide pool of `nthreads - 1` workers, shared by all calls with
+/// that thread count).
 ///
 /// # Safety
 /// `p` points to a `b2f_cparams`; `src`/`dst` point to `src_len`/`dst_len` bytes (or are NULL
@@ -213,7 +214,8 @@ pub unsafe extern "C" fn b2f_decompress(
     }
 }
 
-/// `b2f_decompress` with `nthreads` worker threads over the chunk's blocks (>= 1).
+/// `b2f_decompress` with `nthreads` threads over the chunk's blocks (>= 1): the calling
+/// thread and `nthreads - 1` pool workers.
 ///
 /// # Safety
 /// As for `b2f_decompress`.
