@@ -252,7 +252,10 @@ mod tests {
             })
             .unwrap();
             let mut ran = ran.into_inner().unwrap();
-            assert!(ran.contains(&std::thread::current().id()), "the caller did not work");
+            assert!(
+                ran.contains(&std::thread::current().id()),
+                "the caller did not work"
+            );
             ran.sort_by_key(|id| format!("{id:?}"));
             ran.dedup();
             assert_eq!(ran.len(), nthreads, "{nthreads} threads");
