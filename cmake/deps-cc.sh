@@ -6,7 +6,8 @@
 #   from gcc's, linked into one. clang's LZ4_decompress_safe runs 1.2-1.4x faster than gcc's;
 #   gcc's LZ4_compress_fast 1.05-1.12x faster than clang's (unfiltered incr_i32 at 0.92 of
 #   c-blosc2's speed by clang, 1.03 by gcc). lz4hc.c and lz4frame.c: clang (LZ4HC compresses
-#   1.05-1.45x faster).
+#   1.05-1.45x faster). The decoders' loops aligned to 64 bytes: 1-3% faster on every LZ4
+#   decoding case tried (Zen 3; shuffled rainfall_f32 LZ4HC 0.94-0.95 -> 0.95-0.97).
 # - zlib-ng: clang deflates at 0.97 of c-blosc2's speed where gcc reaches 0.72; gcc inflates
 #   at 0.89 where clang reaches 0.70 (a machine without AVX-512). So inflate's sources go to
 #   gcc, the rest to clang; but chunkset_avx512.c, the inflate loop of AVX-512 CPUs, to clang
@@ -51,7 +52,7 @@ split_lz4() {
     if [ "$prev" = -o ]; then out=$arg; fi
     prev=$arg
   done
-  compile_to "$clang" .decode.o '' "$@"
+  compile_to "$clang" .decode.o '' "$@" -falign-loops=64
   compile_to cc .encode.o '--target=*' "$@"
   objcopy -w --keep-global-symbol='LZ4_decompress_*' "$out.decode.o"
   objcopy -w --localize-symbol='LZ4_decompress_*' "$out.encode.o"
