@@ -189,9 +189,9 @@ fn explicit_blocksizes_and_many_blocks() {
 
 /// Streams of block 0 stored raw (compressed size = stream size) in a split chunk.
 fn stored_streams_in_block0(chunk: &[u8]) -> usize {
-    let neblock =
-        ChunkHeader::parse(chunk).unwrap().blocksize / stream_sizes_in_block0(chunk).len();
-    stream_sizes_in_block0(chunk)
+    let sizes = stream_sizes_in_block0(chunk);
+    let neblock = ChunkHeader::parse(chunk).unwrap().blocksize / sizes.len();
+    sizes
         .into_iter()
         .filter(|&csize| csize as usize == neblock)
         .count()
