@@ -431,11 +431,11 @@ impl<'a> Decoder<'a> {
         let has_filters = self.h.filters.iter().any(|&f| !is_noop_backward(f));
         // Streams go straight to `out` when nothing is left to undo.
         if has_filters {
-            let mut stored = StoredPlanes::default();
+            let mut sources = PlaneSources::default();
             // The leftover block is one stream, not the block's planes.
             let keep = self.planes_in_place && !(j + 1 == self.nblocks && self.leftover > 0);
-            self.decode_streams(j, a, keep.then_some(&mut stored))?;
-            self.unfilter(j, out, dref, a, b, keep.then_some(&stored))
+            self.decode_streams(j, a, keep.then_some(&mut sources))?;
+            self.unfilter(j, out, dref, a, b, keep.then_some(&sources))
         } else {
             self.decode_streams(j, out, None)
         }
@@ -456,18 +456,18 @@ impl<'a> Decoder<'a> {
             && (meta == 0 || meta == self.typesize)
             && self.vl.is_empty()
             && !self.h.dont_split()
-            // (up to 16 planes, as `StoredPlanes` holds)
+            // (up to 16 planes, as `PlaneSources` holds)
             && filters::shuffle::unshuffles_planes_fast(self.typesize)
     }
 
-    /// Decodes the compressed streams of block `j` into `out`. With `stored`, streams stored
-    /// raw stay in the chunk and streams of zeros are not written out: `stored` says where
+    /// Decodes the compressed streams of block `j` into `out`. With `sources`, streams stored
+    /// raw stay in the chunk and streams of zeros are not written out: `sources` says where
     /// the unshuffle reads them instead.
     fn decode_streams(
         &self,
         j: usize,
         out: &mut [u8],
-        mut stored: Option<&mut StoredPlanes>,
+        mut sources: Option<&mut PlaneSources>,
     ) -> Result<()> {
         if let Some(vb) = self.vl.get(j) {
             let src = &self.chunk[vb.cstart..vb.cend];
@@ -505,9 +505,9 @@ impl<'a> Decoder<'a> {
                 read_i32(self.chunk, pos).map_err(|e| e.context(format_args!("stream {k}")))?;
             pos += 4;
             if csize == 0 {
-                match (stored.as_deref_mut(), zero_plane(part.len())) {
-                    (Some(stored), Some(zeros)) if k < MAX_STORED_PLANES => {
-                        stored.at[k] = PlaneAt::Zeros(zeros)
+                match (sources.as_deref_mut(), zero_plane(part.len())) {
+                    (Some(sources), Some(zeros)) if k < MAX_PLANE_SOURCES => {
+                        sources.at[k] = PlaneAt::Zeros(zeros)
                     }
                     _ => part.fill(0),
                 }
@@ -534,9 +534,9 @@ impl<'a> Decoder<'a> {
                         self.chunk.len()
                     ))
                 })?;
-                match stored.as_deref_mut() {
-                    Some(stored) if csize == part.len() && k < MAX_STORED_PLANES => {
-                        stored.at[k] = PlaneAt::Chunk(pos)
+                match sources.as_deref_mut() {
+                    Some(sources) if csize == part.len() && k < MAX_PLANE_SOURCES => {
+                        sources.at[k] = PlaneAt::Chunk(pos)
                     }
                     _ => self
                         .decode_stream(src, part)
@@ -584,7 +584,8 @@ impl<'a> Decoder<'a> {
     }
 
     /// Undoes the filter pipeline (last slot first). The block's decoded streams are in `a`,
-    /// but for those in `stored`, which the first step (an unshuffle) reads from the chunk.
+    /// but for those `sources` places elsewhere (stored raw in the chunk, shared zeros), which
+    /// the first step (an unshuffle) reads where they are.
     fn unfilter(
         &self,
         j: usize,
@@ -592,7 +593,7 @@ impl<'a> Decoder<'a> {
         dref: Option<&[u8]>,
         a: &mut [u8],
         b: &mut [u8],
-        mut stored: Option<&StoredPlanes>,
+        mut sources: Option<&PlaneSources>,
     ) -> Result<()> {
         let mut cur = Buf::A;
         // The last filter to undo writes straight into `out`.
@@ -637,8 +638,8 @@ impl<'a> Decoder<'a> {
                     } else {
                         usize::from(meta)
                     };
-                    match stored.take() {
-                        Some(stored) => self.unshuffle_stored(stored, src, dst),
+                    match sources.take() {
+                        Some(sources) => self.unshuffle_sources(sources, src, dst),
                         None => filters::shuffle::unshuffle(ts, src, dst),
                     }
                 }
@@ -669,12 +670,12 @@ impl<'a> Decoder<'a> {
     }
 
     /// Unshuffles a block whose planes are the decoded streams in `decoded`, or for streams
-    /// in `stored`, the chunk's bytes and shared zeros.
-    fn unshuffle_stored(&self, stored: &StoredPlanes, decoded: &[u8], dst: &mut [u8]) {
+    /// `sources` places elsewhere, the chunk's bytes and shared zeros.
+    fn unshuffle_sources(&self, sources: &PlaneSources, decoded: &[u8], dst: &mut [u8]) {
         let n = dst.len() / self.typesize;
-        let mut planes: [&[u8]; MAX_STORED_PLANES] = [&[]; MAX_STORED_PLANES];
+        let mut planes: [&[u8]; MAX_PLANE_SOURCES] = [&[]; MAX_PLANE_SOURCES];
         for (k, plane) in planes.iter_mut().enumerate().take(self.typesize) {
-            *plane = match stored.at[k] {
+            *plane = match sources.at[k] {
                 PlaneAt::Chunk(at) => &self.chunk[at..at + n],
                 PlaneAt::Zeros(zeros) => zeros,
                 PlaneAt::Decoded => &decoded[k * n..(k + 1) * n],
@@ -684,14 +685,14 @@ impl<'a> Decoder<'a> {
     }
 }
 
-/// Typesizes up to this many bytes can leave stored streams in the chunk (see
+/// Typesizes up to this many bytes can have their planes read where they are (see
 /// [`Decoder::reads_planes_in_place`]); the plane kernels go up to 16.
-const MAX_STORED_PLANES: usize = 16;
+const MAX_PLANE_SOURCES: usize = 16;
 
 /// Where the unshuffle reads each plane of a block from.
 #[derive(Default)]
-struct StoredPlanes {
-    at: [PlaneAt; MAX_STORED_PLANES],
+struct PlaneSources {
+    at: [PlaneAt; MAX_PLANE_SOURCES],
 }
 
 #[derive(Clone, Copy, Default)]
