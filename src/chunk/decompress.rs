@@ -5,7 +5,6 @@
 //! the chunk, so no field read from the chunk indexes or sizes anything unchecked.
 
 use std::cell::RefCell;
-use std::sync::OnceLock;
 
 use super::header::{self, ChunkHeader, SpecialValue};
 use crate::codecs;
@@ -77,26 +76,36 @@ pub struct Decoder<'a> {
     planes_in_place: bool,
 }
 
-/// Per-thread scratch for the filter pipeline (two ping-pong buffers).
+/// Per-thread scratch for the filter pipeline (two ping-pong buffers) and the planes of
+/// repeated bytes the unshuffle reads.
 struct Scratch {
     a: Vec<u8>,
     b: Vec<u8>,
+    runs: RunPlanes,
 }
 
 /// `n` bytes of `buf` starting on a cache line, growing `buf` as needed. As c-blosc2 aligns
 /// its own scratch: LZ4 decodes shuffled incr_i32 into it 1-6% faster than at malloc's
 /// 16-byte alignment.
 fn aligned(buf: &mut Vec<u8>, n: usize) -> &mut [u8] {
-    const LINE: usize = 64;
     if buf.len() < n + LINE {
         buf.resize(n + LINE, 0);
     }
-    let at = buf.as_ptr().align_offset(LINE).min(LINE);
+    let at = line_start(buf);
     &mut buf[at..at + n]
 }
 
+const LINE: usize = 64;
+
+/// Where the first cache line of `buf` starts.
+fn line_start(buf: &[u8]) -> usize {
+    buf.as_ptr().align_offset(LINE).min(LINE)
+}
+
 thread_local! {
-    static SCRATCH: RefCell<Scratch> = const { RefCell::new(Scratch { a: Vec::new(), b: Vec::new() }) };
+    static SCRATCH: RefCell<Scratch> = const {
+        RefCell::new(Scratch { a: Vec::new(), b: Vec::new(), runs: RunPlanes::new() })
+    };
 }
 
 fn read_i32(chunk: &[u8], at: usize) -> Result<i32> {
@@ -413,9 +422,9 @@ impl<'a> Decoder<'a> {
         }
         let result = SCRATCH.with(|s| {
             let mut s = s.borrow_mut();
-            let Scratch { a, b } = &mut *s;
+            let Scratch { a, b, runs } = &mut *s;
             let n = out.len();
-            self.decode_block_with(j, out, dref, aligned(a, n), aligned(b, n))
+            self.decode_block_with(j, out, dref, aligned(a, n), aligned(b, n), runs)
         });
         result.map_err(|e| e.context(format_args!("chunk block {j}")))
     }
@@ -427,11 +436,12 @@ impl<'a> Decoder<'a> {
         dref: Option<&[u8]>,
         a: &mut [u8],
         b: &mut [u8],
+        runs: &mut RunPlanes,
     ) -> Result<()> {
         let has_filters = self.h.filters.iter().any(|&f| !is_noop_backward(f));
         // Streams go straight to `out` when nothing is left to undo.
         if has_filters {
-            let mut sources = PlaneSources::default();
+            let mut sources = PlaneSources::new(runs);
             // The leftover block is one stream, not the block's planes.
             let keep = self.planes_in_place && !(j + 1 == self.nblocks && self.leftover > 0);
             self.decode_streams(j, a, keep.then_some(&mut sources))?;
@@ -461,7 +471,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Decodes the compressed streams of block `j` into `out`. With `sources`, streams stored
-    /// raw stay in the chunk and streams of zeros are not written out: `sources` says where
+    /// raw stay in the chunk and runs of one byte are not written out: `sources` says where
     /// the unshuffle reads them instead.
     fn decode_streams(
         &self,
@@ -505,12 +515,7 @@ impl<'a> Decoder<'a> {
                 read_i32(self.chunk, pos).map_err(|e| e.context(format_args!("stream {k}")))?;
             pos += 4;
             if csize == 0 {
-                match (sources.as_deref_mut(), zero_plane(part.len())) {
-                    (Some(sources), Some(zeros)) if k < MAX_PLANE_SOURCES => {
-                        sources.at[k] = PlaneAt::Zeros(zeros)
-                    }
-                    _ => part.fill(0),
-                }
+                fill_run(sources.as_deref_mut(), k, 0, part);
             } else if csize < 0 {
                 let token = *self.chunk.get(pos).ok_or_else(|| {
                     Error::corrupt(format!("stream {k}: run token past the end of the chunk"))
@@ -525,7 +530,7 @@ impl<'a> Decoder<'a> {
                         "stream {k}: run length value {csize} is not a byte"
                     );
                 }
-                part.fill((-csize) as u8);
+                fill_run(sources.as_deref_mut(), k, (-csize) as u8, part);
             } else {
                 let csize = csize as usize;
                 let src = self.chunk.get(pos..pos + csize).ok_or_else(|| {
@@ -584,7 +589,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Undoes the filter pipeline (last slot first). The block's decoded streams are in `a`,
-    /// but for those `sources` places elsewhere (stored raw in the chunk, shared zeros), which
+    /// but for those `sources` places elsewhere (stored raw in the chunk, runs of one byte), which
     /// the first step (an unshuffle) reads where they are.
     fn unfilter(
         &self,
@@ -670,14 +675,14 @@ impl<'a> Decoder<'a> {
     }
 
     /// Unshuffles a block whose planes are the decoded streams in `decoded`, or for streams
-    /// `sources` places elsewhere, the chunk's bytes and shared zeros.
+    /// `sources` places elsewhere, the chunk's bytes and kept runs of one byte.
     fn unshuffle_sources(&self, sources: &PlaneSources, decoded: &[u8], dst: &mut [u8]) {
         let n = dst.len() / self.typesize;
         let mut planes: [&[u8]; MAX_PLANE_SOURCES] = [&[]; MAX_PLANE_SOURCES];
         for (k, plane) in planes.iter_mut().enumerate().take(self.typesize) {
             *plane = match sources.at[k] {
                 PlaneAt::Chunk(at) => &self.chunk[at..at + n],
-                PlaneAt::Zeros(zeros) => zeros,
+                PlaneAt::Run(slot) => sources.runs.plane(slot, n),
                 PlaneAt::Decoded => &decoded[k * n..(k + 1) * n],
             };
         }
@@ -690,33 +695,126 @@ impl<'a> Decoder<'a> {
 const MAX_PLANE_SOURCES: usize = 16;
 
 /// Where the unshuffle reads each plane of a block from.
-#[derive(Default)]
-struct PlaneSources {
+struct PlaneSources<'r> {
     at: [PlaneAt; MAX_PLANE_SOURCES],
+    runs: &'r mut RunPlanes,
 }
 
-#[derive(Clone, Copy, Default)]
+impl<'r> PlaneSources<'r> {
+    /// Every plane decoded, for a block that keeps its runs in `runs`.
+    fn new(runs: &'r mut RunPlanes) -> Self {
+        runs.start_block();
+        PlaneSources {
+            at: [PlaneAt::Decoded; MAX_PLANE_SOURCES],
+            runs,
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
 enum PlaneAt {
     /// Decoded into the block's scratch buffer.
-    #[default]
     Decoded,
     /// Stored raw: the chunk's bytes from this offset.
     Chunk(usize),
-    /// A stream of zeros (csize 0): [`zero_plane`].
-    Zeros(&'static [u8]),
+    /// A run of one byte (csize 0 or negative): this slot of [`RunPlanes`].
+    Run(usize),
 }
 
-/// Planes up to this long that are all zeros are read from one shared buffer.
-const ZERO_PLANE_MAX: usize = 1 << 20;
+/// Fills stream `k` of a block, `part`, with `byte`; or with `sources`, keeps the run in
+/// their [`RunPlanes`] and has the unshuffle read it from there.
+fn fill_run(sources: Option<&mut PlaneSources>, k: usize, byte: u8, part: &mut [u8]) {
+    if let Some(sources) = sources.filter(|_| k < MAX_PLANE_SOURCES) {
+        if let Some(slot) = sources.runs.keep(byte, part.len()) {
+            sources.at[k] = PlaneAt::Run(slot);
+            return;
+        }
+    }
+    part.fill(byte);
+}
 
-/// `len` zeros to unshuffle from, where `len` is at most [`ZERO_PLANE_MAX`]. Data with small
-/// values leaves whole planes of zeros (the high bytes of small integers): reading them from
-/// one shared buffer, which stays in cache, saves writing them out for every block first.
-fn zero_plane(len: usize) -> Option<&'static [u8]> {
-    static ZEROS: OnceLock<Box<[u8]>> = OnceLock::new();
-    let zeros = (len <= ZERO_PLANE_MAX)
-        .then(|| ZEROS.get_or_init(|| vec![0; ZERO_PLANE_MAX].into_boxed_slice()))?;
-    Some(&zeros[..len])
+/// Planes of one repeated byte (streams stored as runs: csize 0 for zeros, negative for
+/// other bytes), kept per thread for the unshuffle to read instead of being written out for
+/// every block. Data has such planes where one byte of every item is the same (the high
+/// bytes of small integers, the exponent byte of floats in a narrow range), mostly block
+/// after block, so a kept plane is filled once.
+struct RunPlanes {
+    /// Each slot's byte and plane: its first `len` bytes from a cache line on (`aligned`).
+    slots: [RunPlane; RUN_SLOTS],
+    /// Slots the current block reads (bits): not to be refilled before it is unshuffled.
+    in_use: u8,
+    /// Where the search for a slot to refill starts, so that slots take turns.
+    next: usize,
+}
+
+/// Distinct run bytes kept per thread; a block with more writes the others out.
+const RUN_SLOTS: usize = 4;
+/// Longest plane kept. With planes at most half a block (typesize 2 and up), the slots hold
+/// at most twice the block scratch.
+const RUN_PLANE_MAX: usize = 1 << 20;
+
+impl RunPlanes {
+    const fn new() -> Self {
+        RunPlanes {
+            slots: [const {
+                RunPlane {
+                    byte: 0,
+                    len: 0,
+                    buf: Vec::new(),
+                }
+            }; RUN_SLOTS],
+            in_use: 0,
+            next: 0,
+        }
+    }
+
+    fn start_block(&mut self) {
+        self.in_use = 0;
+    }
+
+    /// The slot holding `len` bytes of `byte` for the current block, filled if need be.
+    /// `None` when `len` is over [`RUN_PLANE_MAX`] or every slot holds another byte this
+    /// block reads.
+    fn keep(&mut self, byte: u8, len: usize) -> Option<usize> {
+        if len > RUN_PLANE_MAX {
+            return None;
+        }
+        let held = self
+            .slots
+            .iter()
+            .position(|slot| slot.byte == byte && slot.len >= len);
+        let slot = match held {
+            Some(slot) => slot,
+            None => {
+                let in_use = self.in_use;
+                let slot = (0..RUN_SLOTS)
+                    .map(|d| (self.next + d) % RUN_SLOTS)
+                    .find(|&i| in_use >> i & 1 == 0)?;
+                self.next = (slot + 1) % RUN_SLOTS;
+                let run = &mut self.slots[slot];
+                aligned(&mut run.buf, len).fill(byte);
+                run.byte = byte;
+                run.len = len;
+                slot
+            }
+        };
+        self.in_use |= 1 << slot;
+        Some(slot)
+    }
+
+    /// The first `len` bytes of a slot [`RunPlanes::keep`] gave for as many.
+    fn plane(&self, slot: usize, len: usize) -> &[u8] {
+        let buf = &self.slots[slot].buf;
+        let at = line_start(buf);
+        &buf[at..at + len]
+    }
+}
+
+struct RunPlane {
+    byte: u8,
+    /// Bytes filled with `byte` (0: none yet).
+    len: usize,
+    buf: Vec<u8>,
 }
 
 /// Filters that need no work when decoding.

@@ -251,6 +251,41 @@ def test_chunks_with_stored_and_compressed_blocks_are_byte_identical(codec):
     assert not differ, f"{len(differ)} chunks differ from c-blosc2's, e.g. {differ[:5]}"
 
 
+def run_streams(chunk):
+    """The csize of every stream of every block of a split chunk (negative: a run of one
+    byte; 0: a run of zeros)."""
+    nbytes, blocksize = int.from_bytes(chunk[4:8], "little"), int.from_bytes(chunk[8:12], "little")
+    typesize, nblocks = chunk[3], -(-nbytes // blocksize)
+    word = lambda at: int.from_bytes(chunk[at:at + 4], "little", signed=True)
+    sizes = []
+    for j in range(nblocks - (nbytes % blocksize > 0)):
+        pos = word(32 + 4 * j)
+        for _ in range(typesize):
+            csize = word(pos)
+            pos += 4 + max(csize, 0) + (csize < 0)
+            sizes.append(csize)
+    return sizes
+
+
+@pytest.mark.parametrize("codec", list(CODECS))
+def test_c_blosc2_run_planes_decode_here(codec):
+    # Shuffled planes that are runs of one byte other than zero (c-blosc2 stores them as a
+    # negative csize): the exponent byte of floats in [16, 32), twice per item at typesize
+    # 8; the high bytes of small negative integers. Split always, as only some codecs split
+    # by default. The decoder keeps such planes per thread across blocks and chunks.
+    x = np.arange(1_000_000)
+    datas = [
+        (20 + 5 * np.sin(x * 1e-3)).astype("<f4").tobytes(),
+        (-(x // 9) - 1).astype("<i4").tobytes(),
+        (-(x // 9) - 1).astype("<i8").tobytes(),
+    ]
+    for data, typesize, clevel in itertools.product(datas, [4, 8], [1, 5, 9]):
+        chunk = theirs(data, codec, clevel, "shuffle", typesize, splitmode=1)
+        assert min(run_streams(chunk)) < 0, (typesize, clevel)
+        assert b2frame.decompress(chunk) == data, (typesize, clevel)
+        assert b2frame.decompress(chunk, nthreads=2) == data, (typesize, clevel)
+
+
 @pytest.mark.parametrize("codec", [b2frame.CODEC_ZSTD, b2frame.CODEC_LZ4, b2frame.CODEC_LZ4HC])
 def test_dictionaries_both_ways(codec):
     for kind in ["smooth_f64", "increasing_i32", "noisy_f32"]:
