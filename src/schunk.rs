@@ -257,7 +257,10 @@ impl SChunk {
         let f = self.read();
         let i = f.check_index(i)?;
         let r = match f.chunk_data(i)? {
-            ChunkData::Stored(b) => self.ctx.decompress(&b, dst),
+            ChunkData::Stored(b) => {
+                self.ctx
+                    .decompress_in_frame(&b, dst, f.header.typesize as usize)
+            }
             ChunkData::Special(kind, n) => fill_special(kind, f.header.typesize as usize, n, dst),
         };
         r.map_err(|e| e.context(format_args!("chunk {i}")))
@@ -393,7 +396,10 @@ impl SChunk {
             let to = (end.min(chunk_start + n) - chunk_start) as usize;
             scratch.resize(n as usize, 0);
             let got = match f.chunk_data(i)? {
-                ChunkData::Stored(b) => self.ctx.decompress(&b, &mut scratch)?,
+                ChunkData::Stored(b) => {
+                    self.ctx
+                        .decompress_in_frame(&b, &mut scratch, ts as usize)?
+                }
                 ChunkData::Special(kind, m) => fill_special(kind, ts as usize, m, &mut scratch)?,
             };
             if got != n as usize {

@@ -1,9 +1,12 @@
 //! Every chunk in ../shared/vectors/c-blosc2-compat/ (written by blosc 1.3 through
-//! c-blosc2 3.0) decodes to the content hash in its manifest.
+//! c-blosc2 3.0) decodes to the content hash in its manifest; and chunks laid out here as
+//! c-blosc2 writes them where no vector (nor python-blosc2) can.
 
 mod common;
 
-use b2frame::chunk;
+use b2frame::chunk::{self, CParams};
+use b2frame::ndim::{self, Array, NdMeta};
+use b2frame::schunk::{CreateOptions, SChunk};
 use serde_json::Value;
 
 fn compat_manifest() -> Value {
@@ -103,4 +106,73 @@ fn the_rainfall_benchmark_chunk_decodes() {
         let x = f32::from_le_bytes([v[0], v[1], v[2], v[3]]);
         assert!(x.is_finite() && x >= 0.0, "implausible rainfall value {x}");
     }
+}
+
+/// The chunk c-blosc2 writes for `data` in a super-chunk of typesize `channels` > 255 with
+/// bytedelta and meta 0: the header says typesize 1 (the most it can hold is 255), the
+/// filter runs over the super-chunk's typesize. One block, its one stream stored raw
+/// (csize = its length). python-blosc2 cannot make such a frame (it writes meta = typesize,
+/// and refuses 300 as a byte), C programs do.
+fn c_blosc2_wide_bytedelta_chunk(data: &[u8], channels: usize) -> Vec<u8> {
+    let len = data.len() / channels;
+    let mut filtered = data.to_vec();
+    for s in 0..channels {
+        for i in (1..len).rev() {
+            filtered[s * len + i] = data[s * len + i].wrapping_sub(data[s * len + i - 1]);
+        }
+    }
+    let n = data.len() as u32;
+    let mut c = vec![5u8, 1, 0x05 | 0x10, 1];
+    c.extend(n.to_le_bytes()); // nbytes
+    c.extend(n.to_le_bytes()); // blocksize
+    c.extend((32 + 4 + 4 + n).to_le_bytes()); // cbytes
+    c.extend([0, 0, 0, 0, 0, 35, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]); // filters, codec, metas
+    c.extend(36u32.to_le_bytes()); // bstarts[0]
+    c.extend(n.to_le_bytes()); // csize: stored raw
+    c.extend(&filtered);
+    c
+}
+
+#[test]
+fn bytedelta_meta_0_takes_the_frames_typesize() {
+    const TS: usize = 300;
+    let data: Vec<u8> = (0..TS * 40)
+        .map(|i| ((i % TS) * 7 + (i / TS) * (1 + i % 3)) as u8)
+        .collect();
+    let chunk = c_blosc2_wide_bytedelta_chunk(&data, TS);
+    // Alone it is read with the header's typesize: other bytes (c-blosc2 refuses it).
+    assert_ne!(chunk::decompress_to_vec(&chunk, 1 << 20).unwrap(), data);
+
+    let params = CParams {
+        typesize: TS,
+        ..CParams::default()
+    };
+    let opts = CreateOptions {
+        contiguous: true,
+        chunksize: data.len() as i32,
+        params,
+        sync: false,
+    };
+    let s = SChunk::create(None, &opts).unwrap();
+    s.append_chunk(&chunk).unwrap();
+    assert_eq!(s.get_chunk_vec(0).unwrap(), data);
+    let mut items = vec![0u8; 5 * TS];
+    s.get_slice(3, 8, &mut items).unwrap();
+    assert_eq!(items, data[3 * TS..8 * TS]);
+
+    // The same chunk as the only chunk of a 40-item array of 300-byte items.
+    let meta = NdMeta {
+        version: 0,
+        shape: vec![40],
+        chunkshape: vec![40],
+        blockshape: vec![40],
+        dtype_format: 0,
+        dtype: Some("|V300".into()),
+    };
+    let s = ndim::slice::create(None, &opts, &meta).unwrap();
+    s.update_chunk(0, &chunk).unwrap();
+    let a = Array::open(&s).unwrap();
+    let mut out = vec![0u8; 6 * TS];
+    a.get_slice(&[10], &[16], &mut out).unwrap();
+    assert_eq!(out, data[10 * TS..16 * TS]);
 }

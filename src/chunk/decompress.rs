@@ -26,6 +26,19 @@ pub fn decompress_with(pool: &Pool, chunk: &[u8], dst: &mut [u8]) -> Result<usiz
     Decoder::new(chunk)?.decode_all(dst, Some(pool))
 }
 
+/// Decompresses a whole chunk of a frame whose typesize is `frame_typesize` on `pool`'s
+/// threads (see [`Decoder::in_frame`]).
+pub fn decompress_in_frame(
+    pool: &Pool,
+    chunk: &[u8],
+    dst: &mut [u8],
+    frame_typesize: usize,
+) -> Result<usize> {
+    Decoder::new(chunk)?
+        .in_frame(frame_typesize)
+        .decode_all(dst, Some(pool))
+}
+
 /// Decompresses a whole chunk into a new buffer. `max_nbytes` bounds the allocation: a header
 /// claiming more is an error, so an untrusted chunk never sizes an allocation by itself.
 pub fn decompress_to_vec(chunk: &[u8], max_nbytes: usize) -> Result<Vec<u8>> {
@@ -65,6 +78,8 @@ pub struct Decoder<'a> {
     h: ChunkHeader,
     special: SpecialValue,
     typesize: usize,
+    /// The typesize bytedelta with meta 0 works with (see [`Decoder::in_frame`]).
+    bytedelta_typesize: usize,
     nblocks: usize,
     blocksize: usize,
     leftover: usize,
@@ -130,6 +145,7 @@ impl<'a> Decoder<'a> {
         let mut d = Decoder {
             chunk,
             typesize: usize::from(h.typesize),
+            bytedelta_typesize: usize::from(h.typesize),
             special,
             nblocks: 0,
             blocksize: h.blocksize,
@@ -275,6 +291,14 @@ impl<'a> Decoder<'a> {
         }
         self.vl = blocks;
         Ok(())
+    }
+
+    /// Reads the chunk as one of a frame whose typesize is `typesize` (positive, as frame
+    /// headers are checked to hold): c-blosc2 runs bytedelta with meta 0 over the
+    /// super-chunk's typesize, which is not the header's above 255 (stored as 1).
+    pub fn in_frame(mut self, typesize: usize) -> Self {
+        self.bytedelta_typesize = typesize.max(1);
+        self
     }
 
     pub fn header(&self) -> &ChunkHeader {
@@ -653,11 +677,15 @@ impl<'a> Decoder<'a> {
                 }
                 filters::BYTEDELTA | filters::BYTEDELTA_BUGGY => {
                     let ts = if meta == 0 {
-                        self.typesize
+                        self.bytedelta_typesize
                     } else {
                         usize::from(meta)
                     };
-                    filters::bytedelta::decode(ts, src, dst);
+                    if id == filters::BYTEDELTA {
+                        filters::bytedelta::decode(ts, src, dst);
+                    } else {
+                        filters::bytedelta::decode_buggy(ts, src, dst);
+                    }
                 }
                 other => bail!(
                     unsupported,

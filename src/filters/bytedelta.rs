@@ -6,10 +6,17 @@
 //! c-blosc2 (all x86 ones) the running value restarts from 0 after the last whole 16 bytes of
 //! each stream. [`decode_buggy`] undoes that so such chunks read as c-blosc2 reads them.
 
+/// The number of streams and their length for `typesize` over `n` bytes: no streams when no
+/// item is whole (a typesize from a file may be far larger than the data).
+fn streams(typesize: usize, n: usize) -> (usize, usize) {
+    let ts = typesize.max(1);
+    let len = n / ts;
+    (if len == 0 { 0 } else { ts }, len)
+}
+
 /// Encodes `src` into `dst` with `typesize` streams (0 is treated as 1).
 pub fn encode(typesize: usize, src: &[u8], dst: &mut [u8]) {
-    let ts = typesize.max(1);
-    let len = src.len() / ts;
+    let (ts, len) = streams(typesize, src.len());
     for s in 0..ts {
         let (i, o) = (
             &src[s * len..(s + 1) * len],
@@ -26,8 +33,7 @@ pub fn encode(typesize: usize, src: &[u8], dst: &mut [u8]) {
 
 /// Inverse of [`encode`].
 pub fn decode(typesize: usize, src: &[u8], dst: &mut [u8]) {
-    let ts = typesize.max(1);
-    let len = src.len() / ts;
+    let (ts, len) = streams(typesize, src.len());
     for s in 0..ts {
         prefix_sum(
             &src[s * len..(s + 1) * len],
@@ -40,8 +46,7 @@ pub fn decode(typesize: usize, src: &[u8], dst: &mut [u8]) {
 /// Decodes filter 34: as [`decode`], but each stream's tail after its last whole 16 bytes
 /// restarts from 0.
 pub fn decode_buggy(typesize: usize, src: &[u8], dst: &mut [u8]) {
-    let ts = typesize.max(1);
-    let len = src.len() / ts;
+    let (ts, len) = streams(typesize, src.len());
     let head = len / 16 * 16;
     for s in 0..ts {
         let (i, o) = (
@@ -88,5 +93,17 @@ mod tests {
         let mut dec = vec![0u8; 40];
         decode_buggy(1, &enc, &mut dec);
         assert_eq!(dec, src);
+    }
+
+    #[test]
+    fn typesizes_beyond_the_data_pass_it_through() {
+        // A frame's typesize reaches bytedelta unchecked against the block: no stream is
+        // whole, so nothing is filtered.
+        let src = [9u8, 8, 7];
+        for f in [encode, decode, decode_buggy] {
+            let mut out = [0u8; 3];
+            f(i32::MAX as usize, &src, &mut out);
+            assert_eq!(out, src);
+        }
     }
 }

@@ -357,7 +357,9 @@ impl<'a> Array<'a> {
                 ))
             }
             ChunkData::Stored(bytes) => {
-                let d = Decoder::new(&bytes).map_err(|e| e.context(&ctx))?;
+                let d = Decoder::new(&bytes)
+                    .map_err(|e| e.context(&ctx))?
+                    .in_frame(g.itemsize);
                 self.check_chunk_nbytes(d.header().nbytes, &ctx)?;
                 let bsize = g.block_nbytes();
                 let aligned = d.nblocks() == g.blocks_per_dim.iter().product::<i64>() as usize

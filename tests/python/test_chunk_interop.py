@@ -286,6 +286,23 @@ def test_c_blosc2_run_planes_decode_here(codec):
         assert b2frame.decompress(chunk, nthreads=2) == data, (typesize, clevel)
 
 
+@pytest.mark.parametrize("typesize", [1, 2, 4, 8, 3, 12])
+def test_c_blosc2_bytedelta_34_decodes_here(typesize):
+    # Filter 34, bytedelta's first release: c-blosc2 restarts each stream's running value
+    # after its last whole 16 bytes, so streams whose length is not a multiple of 16 decode
+    # differently from filter 35. Item counts give such tails in one block and in the last
+    # of many. (Whole items only: c-blosc2 leaves the bytes after them unwritten here.)
+    for nitems, kind in itertools.product([1000, 4136, 100_003, 400_009],
+                                          ["increasing_i32", "noisy_f32", "random"]):
+        data = dataset(kind, nitems * typesize, typesize, seed=nitems)
+        chunk = blosc2.compress2(data, codec=blosc2.Codec.LZ4, clevel=5, typesize=typesize,
+                                 filters=[F.SHUFFLE, 34], filters_meta=[0, typesize])
+        assert chunk[17] == 34
+        assert blosc2.decompress2(chunk) == data
+        assert b2frame.decompress(chunk) == data, (nitems, kind)
+        assert b2frame.decompress(chunk, nthreads=2) == data, (nitems, kind)
+
+
 @pytest.mark.parametrize("codec", [b2frame.CODEC_ZSTD, b2frame.CODEC_LZ4, b2frame.CODEC_LZ4HC])
 def test_dictionaries_both_ways(codec):
     for kind in ["smooth_f64", "increasing_i32", "noisy_f32"]:
