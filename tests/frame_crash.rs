@@ -14,11 +14,17 @@ use b2frame::chunk::CParams;
 use b2frame::schunk::{CreateOptions, SChunk};
 
 const CHUNK: usize = 4000;
+/// Chunks of the tiny writer: 400 bytes of one value (a 56-byte chunk).
+const TINY: usize = 400;
 
 fn data(k: u32) -> Vec<u8> {
     (0..CHUNK as u32 / 4)
         .flat_map(|i| (i / 5 + k * 100).to_le_bytes())
         .collect()
+}
+
+fn tiny_data(k: u32) -> Vec<u8> {
+    vec![k as u8 + 1; TINY]
 }
 
 /// The state a frame is in: its chunks and vlmetalayers.
@@ -31,7 +37,10 @@ struct State {
 /// The operations the writer performs, applied to a model.
 type Op = Box<dyn Fn(&SChunk, &mut State)>;
 
-fn ops() -> Vec<Op> {
+fn ops(tiny: bool) -> Vec<Op> {
+    if tiny {
+        return tiny_ops();
+    }
     vec![
         Box::new(|s, m| {
             s.append(&data(10)).unwrap();
@@ -78,32 +87,63 @@ fn ops() -> Vec<Op> {
     ]
 }
 
-fn initial_state() -> State {
+/// A sparse frame of small, well-compressed chunks: ids taken fresh for every write outrun
+/// what c-blosc2 accepts (an id at most the chunk bytes - 32), so the writes reuse ids and
+/// move the files of surviving chunks to lower ids (copies, before the index names them).
+fn tiny_ops() -> Vec<Op> {
+    let mut ops: Vec<Op> = Vec::new();
+    for k in 1..30 {
+        ops.push(Box::new(move |s, m| {
+            s.append(&tiny_data(k)).unwrap();
+            m.chunks.push(tiny_data(k));
+        }));
+    }
+    // Down to the chunk with id 29, beyond the 24 one chunk allows: moved to id 0.
+    for _ in 0..29 {
+        ops.push(Box::new(|s, m| {
+            s.delete(0).unwrap();
+            m.chunks.remove(0);
+        }));
+    }
+    for k in 20..23 {
+        ops.push(Box::new(move |s, m| {
+            s.update(0, &tiny_data(k)).unwrap();
+            m.chunks[0] = tiny_data(k);
+        }));
+    }
+    ops
+}
+
+fn initial_state(tiny: bool) -> State {
     State {
-        chunks: (0..3).map(data).collect(),
+        chunks: if tiny {
+            vec![tiny_data(0)]
+        } else {
+            (0..3).map(data).collect()
+        },
         vlmeta: vec![],
     }
 }
 
 /// All the states the writer passes through.
-fn states() -> Vec<State> {
-    let s = SChunk::create(None, &options(true)).unwrap();
-    let mut m = initial_state();
+fn states(tiny: bool) -> Vec<State> {
+    let s = SChunk::create(None, &options(true, tiny)).unwrap();
+    let mut m = initial_state(tiny);
     for c in &m.chunks {
         s.append(c).unwrap();
     }
     let mut all = vec![m.clone()];
-    for op in ops() {
+    for op in ops(tiny) {
         op(&s, &mut m);
         all.push(m.clone());
     }
     all
 }
 
-fn options(contiguous: bool) -> CreateOptions {
+fn options(contiguous: bool, tiny: bool) -> CreateOptions {
     CreateOptions {
         contiguous,
-        chunksize: CHUNK as i32,
+        chunksize: if tiny { TINY } else { CHUNK } as i32,
         params: CParams {
             typesize: 4,
             ..CParams::default()
@@ -140,9 +180,10 @@ fn crash_writer_child() {
     ) else {
         return; // not the child
     };
+    let tiny = std::env::var("B2F_CRASH_TINY").as_deref() == Ok("1");
     let s = SChunk::open(Path::new(&path), true).unwrap();
-    let mut m = initial_state();
-    for (k, op) in ops().into_iter().enumerate() {
+    let mut m = initial_state(tiny);
+    for (k, op) in ops(tiny).into_iter().enumerate() {
         op(&s, &mut m);
         let mut line = std::fs::OpenOptions::new()
             .append(true)
@@ -151,6 +192,26 @@ fn crash_writer_child() {
             .unwrap();
         std::io::Write::write_all(&mut line, format!("{}\n", k + 1).as_bytes()).unwrap();
     }
+}
+
+/// Every chunk file id of a sparse frame is at most its chunk bytes - 32, which c-blosc2
+/// checks on open.
+fn assert_ids_within_chunk_bytes(dir: &Path) {
+    let mut ids = vec![];
+    let mut cbytes = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().into_string().unwrap();
+        if let Some(hex) = name.strip_suffix(".chunk") {
+            ids.push(u64::from_str_radix(hex, 16).unwrap());
+            cbytes += e.metadata().unwrap().len();
+        }
+    }
+    let max = ids.iter().max().copied().unwrap_or(0);
+    assert!(
+        max + 32 <= cbytes,
+        "chunk file ids {ids:?} with {cbytes} chunk bytes"
+    );
 }
 
 fn copy_tree(from: &Path, to: &Path) {
@@ -165,18 +226,21 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-fn kill_at_every_write(contiguous: bool) {
-    let dir = std::env::temp_dir().join(format!("b2f-crash-{}-{contiguous}", std::process::id()));
+fn kill_at_every_write(contiguous: bool, tiny: bool) {
+    let dir = std::env::temp_dir().join(format!(
+        "b2f-crash-{}-{contiguous}-{tiny}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let pristine = dir.join("pristine.b2frame");
     {
-        let s = SChunk::create(Some(&pristine), &options(contiguous)).unwrap();
-        for c in &initial_state().chunks {
+        let s = SChunk::create(Some(&pristine), &options(contiguous, tiny)).unwrap();
+        for c in &initial_state(tiny).chunks {
             s.append(c).unwrap();
         }
     }
-    let all = states();
+    let all = states(tiny);
     let exe = std::env::current_exe().unwrap();
     let mut completed = false;
     let mut kills = 0;
@@ -207,6 +271,7 @@ fn kill_at_every_write(contiguous: bool) {
             ])
             .env("B2F_CRASH_WRITER", &path)
             .env("B2F_CRASH_LOG", &log)
+            .env("B2F_CRASH_TINY", if tiny { "1" } else { "" })
             .output()
             .expect("run strace (is it installed?)");
         let logged = std::fs::read_to_string(&log)
@@ -230,6 +295,9 @@ fn kill_at_every_write(contiguous: bool) {
                 "the writer finished without running every operation"
             );
             assert_eq!(state, *all.last().unwrap());
+            if tiny {
+                assert_ids_within_chunk_bytes(&path);
+            }
             completed = true;
             break;
         }
@@ -248,10 +316,15 @@ fn kill_at_every_write(contiguous: bool) {
 
 #[test]
 fn contiguous_frames_survive_a_kill_at_every_write() {
-    kill_at_every_write(true);
+    kill_at_every_write(true, false);
 }
 
 #[test]
 fn sparse_frames_survive_a_kill_at_every_write() {
-    kill_at_every_write(false);
+    kill_at_every_write(false, false);
+}
+
+#[test]
+fn sparse_frames_moving_chunk_files_survive_a_kill_at_every_write() {
+    kill_at_every_write(false, true);
 }

@@ -58,6 +58,59 @@ pub enum Store {
     },
 }
 
+/// Chunk file ids of a sparse frame not in use, handed out smallest first.
+///
+/// Sparse frames take fresh ids, so that a reader in another process racing with a commit
+/// finds a file gone rather than another chunk under the id it read. But c-blosc2 checks
+/// every index entry of any frame against its chunk bytes (`offset <= cbytes - 32`), file
+/// ids included: frames of small, well-compressed chunks rewritten a few times outran that
+/// and no longer opened in c-blosc2. Where fresh ids would, ids come from here instead.
+struct FreeIds {
+    taken: Vec<bool>,
+    next: usize,
+}
+
+impl FreeIds {
+    /// Ids `held` (negative ones are special values, not files) are in use.
+    fn new(held: impl Iterator<Item = i64>, count: usize) -> FreeIds {
+        let mut taken = vec![false; count + 1];
+        for id in held {
+            if let Some(t) = usize::try_from(id).ok().and_then(|i| taken.get_mut(i)) {
+                *t = true;
+            }
+        }
+        FreeIds { taken, next: 0 }
+    }
+
+    fn take(&mut self) -> i64 {
+        while self.taken.get(self.next) == Some(&true) {
+            self.next += 1;
+        }
+        if self.next == self.taken.len() {
+            self.taken.push(false);
+        }
+        self.taken[self.next] = true;
+        self.next as i64
+    }
+}
+
+/// Copies chunk file `from` to `to` in `dir` (a chunk moving to a lower id).
+fn copy_chunk_file(dir: &Path, from: i64, to: i64, sync: bool) -> Result<()> {
+    let src = dir.join(chunk_file_name(from as u64));
+    let len = fs::metadata(&src)
+        .map_err(|e| io_err("cannot stat", &src, e))?
+        .len();
+    if len > i32::MAX as u64 {
+        bail!(
+            corrupt,
+            "{}: {len} bytes, more than a chunk holds",
+            src.display()
+        );
+    }
+    let data = fs::read(&src).map_err(|e| io_err("cannot read", &src, e))?;
+    write_file(&dir.join(chunk_file_name(to as u64)), &data, sync)
+}
+
 /// The index file of a sparse frame.
 pub const SPARSE_INDEX: &str = "chunks.b2frame";
 
@@ -678,21 +731,14 @@ impl Frame {
         else {
             unreachable!("commit_sparse is only called on sparse frames");
         };
-        let (dir, sync) = (dir.clone(), *sync);
-        let mut loc = None;
-        if let Some(c) = chunk {
-            let id = *next_id;
-            if id > u64::from(u32::MAX) {
-                bail!(unsupported, "sparse frame: chunk file ids are exhausted");
-            }
-            write_file(&dir.join(chunk_file_name(id)), c, sync)?;
-            *next_id += 1;
-            loc = Some((id as i64, c.len() as u32));
-        }
+        let (dir, sync, fresh) = (dir.clone(), *sync, *next_id);
+        // The new chunk's file gets a fresh id (unique in the index, so it can be placed
+        // first and changed below), or a reused one where c-blosc2 would refuse the fresh one.
+        let placed = chunk.map(|c| (fresh as i64, c.len() as u32));
         let mut p = self.pending()?;
-        edit(&mut p, loc)?;
+        edit(&mut p, placed)?;
         // cbytes of a sparse frame is the total size of its chunk files.
-        let mut cbytes = p.header.cbytes + loc.map_or(0, |(_, l)| i64::from(l));
+        let mut cbytes = p.header.cbytes + placed.map_or(0, |(_, l)| i64::from(l));
         let mut gone = Vec::new();
         for &(raw, _) in &p.removed {
             if raw >= 0 {
@@ -700,6 +746,45 @@ impl Frame {
                 cbytes -= fs::metadata(&path).map(|m| m.len() as i64).unwrap_or(0);
                 gone.push(path);
             }
+        }
+        // Ids c-blosc2 accepts are at most this; all ids in use are below `fresh`.
+        let limit = cbytes - crate::chunk::EXTENDED_HEADER_LEN as i64;
+        let new_raw = placed.map(|(raw, _)| raw);
+        let mut new_id = new_raw;
+        let mut next = fresh;
+        if fresh as i64 <= limit {
+            next = fresh + u64::from(chunk.is_some());
+        } else {
+            // The new chunk and every file beyond the limit go to the lowest free ids; moved
+            // files keep their old names until the index no longer holds them.
+            let held = p.offsets.iter().copied().filter(|&o| Some(o) != new_raw);
+            let removed = p.removed.iter().map(|&(o, _)| o);
+            let mut free = FreeIds::new(held.chain(removed), p.offsets.len() + p.removed.len());
+            new_id = new_raw.map(|_| free.take());
+            let mut moving = true;
+            for i in 0..p.offsets.len() {
+                let old = p.offsets[i];
+                if Some(old) == new_raw {
+                    p.offsets[i] = new_id.unwrap_or(old);
+                } else if moving && old > limit && old >= 0 {
+                    let to = free.take();
+                    if to > limit {
+                        // Too few chunk bytes for the ids of all files: as good as it gets.
+                        moving = false;
+                        continue;
+                    }
+                    copy_chunk_file(&dir, old, to, sync)?;
+                    p.offsets[i] = to;
+                    gone.push(dir.join(chunk_file_name(old as u64)));
+                }
+            }
+            next = next.max(free.taken.len() as u64);
+        }
+        if let (Some(c), Some(id)) = (chunk, new_id) {
+            if id > i64::from(u32::MAX) {
+                bail!(unsupported, "sparse frame: chunk file ids are exhausted");
+            }
+            write_file(&dir.join(chunk_file_name(id as u64)), c, sync)?;
         }
         p.header.cbytes = cbytes.max(0);
         if p.offsets.is_empty() {
@@ -714,6 +799,9 @@ impl Frame {
         fs::rename(&tmp, &path).map_err(|e| io_err("cannot replace", &path, e))?;
         for g in gone {
             let _ = fs::remove_file(g);
+        }
+        if let Store::Dir { next_id, .. } = &mut self.store {
+            *next_id = next;
         }
         self.trailer_len = trailer::encode(&p.vlmeta).len() as u64;
         self.header = p.header;

@@ -135,6 +135,38 @@ def test_c_blosc2_frames_with_every_operation_read_here(tmp_path, contiguous):
     assert s.vlmeta["who"] == "both"
 
 
+def test_small_sparse_frames_rewritten_many_times_read_in_c_blosc2(tmp_path):
+    # c-blosc2 refuses a frame whose index holds an entry beyond its chunk bytes - 32, and
+    # a sparse frame's entries are chunk file ids: ids taken fresh for every write outran
+    # that on small, well-compressed chunks (one 36-byte chunk rewritten 5 times was enough).
+    path = tmp_path / "small.b2frame"
+    f = b2frame.Frame.create(path, contiguous=False, chunksize=400, typesize=4, clevel=5)
+    f.append(bytes([7]) * 400)
+    model = [bytes([7]) * 400]
+    for step in range(40):
+        data = bytes([step]) * 396 + bytes([1, 2, 3, 4]) if step % 2 else bytes([step]) * 400
+        if step % 9 == 8:
+            f.insert(0, data)
+            model.insert(0, data)
+        elif step % 9 == 4 and len(model) > 1:
+            f.delete(len(model) - 1)
+            model.pop()
+        else:
+            f.update(step % len(model), data)
+            model[step % len(model)] = data
+        s = blosc2.open(str(path))
+        assert [s.decompress_chunk(i) for i in range(s.nchunks)] == model, step
+    f.close()
+    # A 2-item array rewritten item by item.
+    apath = tmp_path / "tiny.b2nd"
+    a = b2frame.Array.create(apath, (2,), (2,), (1,), "|i1", contiguous=False, typesize=1,
+                             codec=b2frame.CODEC_ZLIB, clevel=2)
+    for v in range(20):
+        a.set_slice((v % 2,), (v % 2 + 1,), bytes([v]))
+    a.close()
+    assert blosc2.open(str(apath))[...].tolist() == [18, 19]
+
+
 def test_read_only_handles_refuse_writes(tmp_path):
     path = tmp_path / "ro.b2frame"
     f = b2frame.Frame.create(path, chunksize=CHUNK, typesize=4)
