@@ -297,3 +297,79 @@ fn reads_right_after_opening_a_large_index() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Random operations on a sparse frame of tiny chunks, whose file ids must stay within what
+/// c-blosc2 accepts (at most the chunk bytes - 32) while chunk files move to lower ids.
+#[test]
+fn sparse_tiny_chunks_random_operations() {
+    let dir = tempdir("sparse-tiny");
+    let path = dir.join("t.b2frame");
+    let s = SChunk::create(Some(&path), &opts(false, 400)).unwrap();
+    let mut model: Vec<Vec<u8>> = Vec::new();
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut rand = |n: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % n as u64) as usize
+    };
+    for step in 0..400 {
+        // One value (a 56-byte chunk) or a few (somewhat larger).
+        let v = step as u8 | 1;
+        let d: Vec<u8> = if step % 3 == 0 {
+            data(step, 400)
+        } else {
+            vec![v; 400]
+        };
+        // Kept to a few chunks, where the ids press on the bound.
+        let op = if model.len() > 3 { 3 } else { rand(5) };
+        match (op, model.len()) {
+            (_, 0) | (0, _) => {
+                s.append(&d).unwrap();
+                model.push(d);
+            }
+            (1, n) => {
+                let i = rand(n + 1);
+                s.insert(i as i64, &d).unwrap();
+                model.insert(i, d);
+            }
+            (2, n) => {
+                let i = rand(n);
+                s.update(i as i64, &d).unwrap();
+                model[i] = d;
+            }
+            (3, n) => {
+                let i = rand(n);
+                s.delete(i as i64).unwrap();
+                model.remove(i);
+            }
+            (_, n) => {
+                let mut order: Vec<i64> = (0..n as i64).collect();
+                order.rotate_left(rand(n));
+                s.reorder(&order).unwrap();
+                model = order.iter().map(|&i| model[i as usize].clone()).collect();
+            }
+        }
+        check(&s, &model, &format!("step {step}"));
+        let (mut max_id, mut cbytes, mut files) = (0, 0, 0);
+        for e in std::fs::read_dir(&path).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name().into_string().unwrap();
+            if let Some(hex) = name.strip_suffix(".chunk") {
+                max_id = max_id.max(u64::from_str_radix(hex, 16).unwrap());
+                cbytes += e.metadata().unwrap().len();
+                files += 1;
+            }
+        }
+        // Every chunk has its file (none is all zeros), and no old file is left.
+        assert_eq!(files, model.len(), "step {step}: chunk files");
+        assert!(
+            cbytes == 0 || max_id + 32 <= cbytes,
+            "step {step}: chunk file id {max_id} with {cbytes} chunk bytes"
+        );
+        if step % 50 == 49 {
+            check(&SChunk::open(&path, false).unwrap(), &model, "reopened");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
