@@ -675,7 +675,21 @@ impl SChunk {
         if vl && n == 0 {
             f.vl_blocks = true;
         }
-        let stored: Option<&[u8]> = if index_only { None } else { Some(chunk) };
+        let as_value = if index_only {
+            None
+        } else {
+            stored_special(
+                special,
+                h.nbytes,
+                usize::from(h.typesize).max(1),
+                h.blocksize,
+            )?
+        };
+        let stored: Option<&[u8]> = if index_only {
+            None
+        } else {
+            Some(as_value.as_deref().unwrap_or(chunk))
+        };
         f.commit(stored, |p: &mut Pending, loc| {
             let (raw, span) = match loc {
                 Some(l) => l,
@@ -700,13 +714,17 @@ impl SChunk {
     }
 
     /// Switches a fixed-chunksize frame to variable-length chunks: special index entries
-    /// carry no size, so each becomes a stored 32-byte special chunk first.
+    /// carry no size, so each becomes a stored special chunk first.
     fn make_variable(&self, f: &mut Frame) -> Result<()> {
         let ts = f.header.typesize as usize;
         for i in 0..f.nchunks() {
             if let Entry::Special(kind) = index::entry(f.index()?.raw(i))? {
                 let n = f.chunk_nbytes(i)?;
-                let c = chunk::special::build(kind, n, ts, self.ctx.blocksize_for(n), None)?;
+                let bs = self.ctx.blocksize_for(n);
+                let c = match stored_special(kind, n, ts, bs)? {
+                    Some(c) => c,
+                    None => chunk::special::build(kind, n, ts, bs, None)?,
+                };
                 f.commit(Some(&c), |p, loc| {
                     if let Some((raw, span)) = loc {
                         p.offsets[i] = raw;
@@ -872,6 +890,39 @@ impl SChunk {
 enum Placement {
     Insert(usize),
     Replace(usize),
+}
+
+/// A special chunk of `kind` to store as data (in a frame of variable-length chunks, where
+/// an index entry carries no size). c-blosc2 reads zeros, NaNs and uninitialized bytes only
+/// from index entries: stored in a file frame it refuses them (its lazy chunk read knows the
+/// repeated-value kind alone) and with them the whole frame when chunk 0 is one. So they are
+/// stored as that kind, repeating a zero (uninitialized bytes may hold anything) or a NaN.
+/// `None` where there is no such value: NaNs of sizes other than 4 and 8 (nothing reads
+/// them) and kinds other than these three.
+fn stored_special(
+    kind: SpecialValue,
+    nbytes: usize,
+    typesize: usize,
+    blocksize: usize,
+) -> Result<Option<Vec<u8>>> {
+    let (item, typesize) = match kind {
+        // Whole items of one zero byte where the chunk does not hold whole items.
+        SpecialValue::Zero | SpecialValue::Uninit if !nbytes.is_multiple_of(typesize) => {
+            (vec![0], 1)
+        }
+        SpecialValue::Zero | SpecialValue::Uninit => (vec![0; typesize], typesize),
+        SpecialValue::Nan if typesize == 4 => (f32::NAN.to_le_bytes().to_vec(), 4),
+        SpecialValue::Nan if typesize == 8 => (f64::NAN.to_le_bytes().to_vec(), 8),
+        _ => return Ok(None),
+    };
+    chunk::special::build(
+        SpecialValue::Value,
+        nbytes,
+        typesize,
+        blocksize,
+        Some(&item),
+    )
+    .map(Some)
 }
 
 /// Fills `dst` with `n` bytes of a special value.

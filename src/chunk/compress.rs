@@ -471,6 +471,9 @@ impl Context {
     }
 
     fn write_memcpyed(&self, h: &mut ChunkHeader, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        // No dictionary in a stored chunk. c-blosc2 leaves its flag set and then cannot
+        // decode its own chunk (it reads the data's first word as the dictionary's size).
+        h.blosc2_flags &= !header::USEDICT;
         let total = EXTENDED_HEADER_LEN + src.len();
         if total > dst.len() {
             return Err(Error::BufferTooSmall {

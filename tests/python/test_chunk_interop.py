@@ -315,6 +315,19 @@ def test_dictionaries_both_ways(codec):
             assert a == b, (kind, clevel, len(a), len(b))
 
 
+@pytest.mark.parametrize("codec", [b2frame.CODEC_ZSTD, b2frame.CODEC_LZ4, b2frame.CODEC_LZ4HC])
+def test_stored_chunks_with_use_dict_decode_in_c_blosc2(codec):
+    # Incompressible data with use_dict is stored (memcpyed). c-blosc2 keeps the dictionary
+    # flag on such a chunk and then cannot decode it (it reads a dictionary size from the
+    # data); ours drop the flag, and c-blosc2's flagged ones still decode here.
+    data = dataset("random", 65536, 8, seed=7)
+    ours = b2frame.compress(data, ours_params(codec, 5, "bitshuffle", 8, use_dict=True))
+    assert ours[2] & 0x02 and not ours[31] & 0x01
+    assert blosc2.decompress2(ours) == data
+    theirs_ = theirs(data, codec, 5, "bitshuffle", 8, use_dict=True)
+    assert b2frame.decompress(theirs_) == data
+
+
 def test_chunk_sizes_match_c_blosc2():
     data = dataset("smooth_f64", 1_000_000, 8)
     chunk = theirs(data, b2frame.CODEC_ZSTD, 5, "shuffle", 8)

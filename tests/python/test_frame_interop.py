@@ -167,6 +167,26 @@ def test_small_sparse_frames_rewritten_many_times_read_in_c_blosc2(tmp_path):
     assert blosc2.open(str(apath))[...].tolist() == [18, 19]
 
 
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_variable_length_frames_with_special_chunks_read_in_c_blosc2(tmp_path, contiguous):
+    # Chunks of zeros or NaNs are index entries while chunks have one size; in a frame of
+    # variable-length chunks an entry has no size, so they are stored. c-blosc2 refuses a
+    # stored zeros/NaN chunk in a file frame (and the frame, when it is chunk 0), not a
+    # stored repeated value: that is how they are stored.
+    path = tmp_path / "vl.b2frame"
+    f = b2frame.Frame.create(path, contiguous=contiguous, chunksize=400, typesize=4)
+    f.fill_special(200, b2frame.SPECIAL_ZERO)
+    f.fill_special(100, b2frame.SPECIAL_NAN)
+    f.append(bytes([7]) * 248)  # variable-length from here
+    f.append(bytes(100))
+    model = [bytes(400), bytes(400), np.full(100, np.nan, dtype="<f4").tobytes(),
+             bytes([7]) * 248, bytes(100)]
+    assert [f.chunk(i) for i in range(f.nchunks)] == model
+    f.close()
+    s = blosc2.open(str(path))
+    assert [s.decompress_chunk(i) for i in range(s.nchunks)] == model
+
+
 def test_read_only_handles_refuse_writes(tmp_path):
     path = tmp_path / "ro.b2frame"
     f = b2frame.Frame.create(path, chunksize=CHUNK, typesize=4)
