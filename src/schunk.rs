@@ -685,11 +685,7 @@ impl SChunk {
                 h.blocksize,
             )?
         };
-        let stored: Option<&[u8]> = if index_only {
-            None
-        } else {
-            Some(as_value.as_deref().unwrap_or(chunk))
-        };
+        let stored = (!index_only).then(|| as_value.as_deref().unwrap_or(chunk));
         f.commit(stored, |p: &mut Pending, loc| {
             let (raw, span) = match loc {
                 Some(l) => l,
