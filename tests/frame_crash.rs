@@ -1,7 +1,7 @@
-//! Nothing lost: a writer killed at each of its write system calls in turn (strace injects
-//! SIGKILL at the K-th write, pwrite64, pwritev or ftruncate, for K = 1, 2, ...) leaves a frame
-//! that opens and holds exactly the chunks and vlmetalayers of the last call that returned (or
-//! of the one in flight, if its commit write had happened).
+//! Nothing lost: a writer killed at each of its file-changing system calls in turn (strace
+//! injects SIGKILL at the K-th call of one system call, for K = 1, 2, ..., and each of
+//! `SYSCALLS` in turn) leaves a frame that opens and holds exactly the chunks and vlmetalayers
+//! of the last call that returned (or of the one in flight, if its commit write had happened).
 //!
 //! The writer is this test binary itself, re-run with `B2F_CRASH_WRITER` set.
 
@@ -226,6 +226,24 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// The system calls that change files, each swept on its own: strace counts invocations per
+/// system call, so `when=K` over a set would kill at the K-th call of whichever comes first and
+/// skip the calls of the others in between.
+const SYSCALLS: [&str; 12] = [
+    "write",
+    "pwrite64",
+    "pwritev",
+    "ftruncate",
+    "rename",
+    "renameat2",
+    "unlink",
+    "unlinkat",
+    "fsync",
+    "fdatasync",
+    "mkdir",
+    "close",
+];
+
 fn kill_at_every_write(contiguous: bool, tiny: bool) {
     let dir = std::env::temp_dir().join(format!(
         "b2f-crash-{}-{contiguous}-{tiny}",
@@ -241,26 +259,43 @@ fn kill_at_every_write(contiguous: bool, tiny: bool) {
         }
     }
     let all = states(tiny);
+    let mut kills = vec![];
+    let mut writes = 0;
+    for syscall in SYSCALLS {
+        let n = kill_at_every_call(syscall, &dir, &pristine, &all, tiny);
+        kills.push(format!("{syscall} {n}"));
+        if syscall.contains("write") {
+            writes += n;
+        }
+    }
+    assert!(writes > 10, "only {writes} kill points at writes");
+    eprintln!(
+        "{} frame: killed at every call of each system call, then ran to completion: {}",
+        if contiguous { "contiguous" } else { "sparse" },
+        kills.join(", ")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Kills the writer at the K-th call of `syscall`, for K = 1, 2, ... until it runs to
+/// completion; checks the frame after each kill. Returns the number of kills.
+fn kill_at_every_call(
+    syscall: &str,
+    dir: &Path,
+    pristine: &Path,
+    all: &[State],
+    tiny: bool,
+) -> usize {
     let exe = std::env::current_exe().unwrap();
-    let mut completed = false;
-    let mut kills = 0;
     for k in 1..2000 {
-        let path: PathBuf = dir.join(format!("run{k}.b2frame"));
-        let log = dir.join(format!("run{k}.log"));
-        copy_tree(&pristine, &path);
+        let path: PathBuf = dir.join(format!("run-{syscall}-{k}.b2frame"));
+        let log = dir.join(format!("run-{syscall}-{k}.log"));
+        copy_tree(pristine, &path);
         let out = Command::new("strace")
-            .args([
-                "-f",
-                "-qq",
-                "-o",
-                "/dev/null",
-                "-e",
-                "trace=write,pwrite64,pwritev,ftruncate",
-            ])
+            .args(["-f", "-qq", "-o", "/dev/null", "-e"])
+            .arg(format!("trace={syscall}"))
             .arg("-e")
-            .arg(format!(
-                "inject=write,pwrite64,pwritev,ftruncate:signal=KILL:when={k}"
-            ))
+            .arg(format!("inject={syscall}:signal=KILL:when={k}"))
             .arg(&exe)
             .args([
                 "--exact",
@@ -284,7 +319,7 @@ fn kill_at_every_write(contiguous: bool, tiny: bool) {
         let ok = state == all[logged] || (logged + 1 < all.len() && state == all[logged + 1]);
         assert!(
             ok,
-            "kill at write {k}: {logged} calls had returned, but the frame holds {} chunks / {} vlmeta that match no state",
+            "kill at {syscall} {k}: {logged} calls had returned, but the frame holds {} chunks / {} vlmeta that match no state",
             state.chunks.len(),
             state.vlmeta.len()
         );
@@ -298,20 +333,14 @@ fn kill_at_every_write(contiguous: bool, tiny: bool) {
             if tiny {
                 assert_ids_within_chunk_bytes(&path);
             }
-            completed = true;
-            break;
+            let _ = std::fs::remove_dir_all(&path);
+            let _ = std::fs::remove_file(&path);
+            return k - 1;
         }
-        kills += 1;
         let _ = std::fs::remove_dir_all(&path);
         let _ = std::fs::remove_file(&path);
     }
-    assert!(completed, "the writer never ran to completion");
-    eprintln!(
-        "{} frame: killed at {kills} write points, then ran to completion",
-        if contiguous { "contiguous" } else { "sparse" }
-    );
-    assert!(kills > 10, "only {kills} kill points");
-    let _ = std::fs::remove_dir_all(&dir);
+    panic!("the writer never ran to completion ({syscall})");
 }
 
 #[test]

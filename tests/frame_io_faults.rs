@@ -1,8 +1,8 @@
 //! I/O faults: a disk that fills up (ENOSPC) or fails (EIO) at each write-type system call of a
-//! writer in turn (strace injects the error at the K-th call of each of pwrite64, pwritev,
-//! ftruncate, rename, fsync and fdatasync, for K = 1, 2, ...). The call that meets the fault returns an I/O error;
-//! the frame — on disk and through the same handle — stays exactly as it was before that call,
-//! and later calls work.
+//! writer in turn (strace injects the error at the K-th call of one of `SYSCALLS`, for K = 1,
+//! 2, ..., and each of them in turn). The call that meets the fault returns an I/O error; the
+//! frame — on disk and through the same handle — stays exactly as it was before that call, and
+//! later calls work.
 //!
 //! The writer is this test binary itself, re-run with `B2F_FAULT_WRITER` set.
 
@@ -15,8 +15,18 @@ use b2frame::Error;
 
 const CHUNK: usize = 4000;
 /// The library writes files only with positional writes; plain `write` is left alone so the
-/// test harness can still print.
-const SYSCALLS: &str = "pwrite64,pwritev,ftruncate,rename,fsync,fdatasync";
+/// test harness can still print. Each is swept on its own: strace counts invocations per system
+/// call, so `when=K` over a set would fault the K-th call of whichever comes first and skip the
+/// calls of the others in between.
+const SYSCALLS: [&str; 7] = [
+    "pwrite64",
+    "pwritev",
+    "ftruncate",
+    "rename",
+    "fsync",
+    "fdatasync",
+    "mkdir",
+];
 
 fn data(k: u32) -> Vec<u8> {
     (0..CHUNK as u32 / 4)
@@ -190,15 +200,36 @@ fn fault_at_every_write(contiguous: bool, errno: &str) {
             s.append(&data(k)).unwrap();
         }
     }
+    let mut faults = vec![];
+    let mut writes = 0;
+    for syscall in SYSCALLS {
+        let n = fault_at_every_call(syscall, errno, &dir, &pristine);
+        faults.push(format!("{syscall} {n}"));
+        if syscall.contains("write") {
+            writes += n;
+        }
+    }
+    assert!(writes > 10, "only {writes} fault points at writes");
+    eprintln!(
+        "{} frame, {errno}: each fault left the frame as it was; fault points: {}",
+        if contiguous { "contiguous" } else { "sparse" },
+        faults.join(", ")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Faults the K-th call of `syscall` with `errno`, for K = 1, 2, ... until the writer runs
+/// without a fault. Returns the number of faults.
+fn fault_at_every_call(syscall: &str, errno: &str, dir: &Path, pristine: &Path) -> usize {
     let exe = std::env::current_exe().unwrap();
     for k in 1..3000 {
-        let path = dir.join(format!("run{k}.b2frame"));
-        copy_tree(&pristine, &path);
+        let path = dir.join(format!("run-{syscall}-{k}.b2frame"));
+        copy_tree(pristine, &path);
         let out = Command::new("strace")
             .args(["-f", "-qq", "-o", "/dev/null", "-e"])
-            .arg(format!("trace={SYSCALLS}"))
+            .arg(format!("trace={syscall}"))
             .arg("-e")
-            .arg(format!("inject={SYSCALLS}:error={errno}:when={k}"))
+            .arg(format!("inject={syscall}:error={errno}:when={k}"))
             .arg(&exe)
             .args([
                 "--exact",
@@ -213,7 +244,7 @@ fn fault_at_every_write(contiguous: bool, errno: &str) {
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),
-            "fault at write {k} ({errno}): the writer failed\n{}",
+            "fault at {syscall} {k} ({errno}): the writer failed\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
         let failed: usize = stdout
@@ -224,18 +255,11 @@ fn fault_at_every_write(contiguous: bool, errno: &str) {
         let _ = std::fs::remove_dir_all(&path);
         let _ = std::fs::remove_file(&path);
         if failed == 0 {
-            // K is past the last write: every operation ran.
-            let faults = k - 1;
-            assert!(faults > 10, "only {faults} fault points");
-            eprintln!(
-                "{} frame, {errno}: {faults} fault points, each left the frame as it was",
-                if contiguous { "contiguous" } else { "sparse" }
-            );
-            let _ = std::fs::remove_dir_all(&dir);
-            return;
+            // K is past the last call: every operation ran.
+            return k - 1;
         }
     }
-    panic!("the writer never ran without a fault");
+    panic!("the writer never ran without a fault ({syscall})");
 }
 
 #[test]
