@@ -147,6 +147,15 @@ static void test_operations(const char *path, bool contiguous) {
   CHECK_STATUS(b2f_open(saved, B2F_READ, &g), B2F_OK);
   check_chunk(g, 3, 41);
   b2f_close(g);
+  /* Again, over that copy and as the other kind: the new copy replaces it. */
+  CHECK_STATUS(b2f_save(f, saved, contiguous), B2F_OK);
+  CHECK_STATUS(b2f_open(saved, B2F_READ, &g), B2F_OK);
+  check_chunk(g, 3, 41);
+  b2f_close(g);
+  /* Not over the frame's own storage, which it still reads through its old offsets. */
+  CHECK_STATUS(b2f_save(f, path, contiguous), B2F_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(b2f_last_error(), "where this frame is stored") != NULL);
+  check_chunk(f, 3, 41);
   b2f_close(f);
 
   /* Reopen for reading and for writing. */

@@ -607,7 +607,13 @@ b2f_status b2f_to_buffer(struct b2f_frame *f, void *dst, size_t dst_len, size_t 
 
 /**
  * Saves a copy of the frame at `urlpath`: a contiguous file (`contiguous`) or a sparse
- * directory. The handle keeps using its own storage.
+ * directory. The handle keeps using its own storage. The copy is written under a temporary
+ * name next to `urlpath` and then replaces whatever is there (a frame of either kind, or a
+ * file); until then, and if the save fails, that stays untouched. A file replaces a file in
+ * one atomic rename; where a directory is involved, the old one is renamed aside first
+ * (`<urlpath>.b2f-tmp-*-old`, removed at the end), so a process killed in between leaves both
+ * copies under their temporary names. Saving onto the frame's own file or directory is
+ * `B2F_ERR_INVALID_ARGUMENT`.
  *
  * # Safety
  * `f` is a live handle; `urlpath` is NUL-terminated.

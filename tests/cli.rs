@@ -241,6 +241,35 @@ fn convert_both_ways_read_by_python_blosc2() {
     }
     let (code, _) = fails(&["convert", s(&src), s(&tmp("x")), "--sparse", "--contiguous"]);
     assert_eq!(code, 2);
+
+    // --force replaces OUT only with a complete copy: over a frame of the other kind it works;
+    // onto IN itself it is refused, IN intact (it used to remove IN, then fail).
+    ok(&["convert", s(&src), s(&back), "--sparse", "--force"]);
+    assert!(back.is_dir());
+    assert_eq!(common::run_python(script, s(&back).as_bytes()), want);
+    for (frame, kind) in [(&sparse, "--contiguous"), (&back, "--sparse")] {
+        let (code, err) = fails(&["convert", s(frame), s(frame), kind, "--force"]);
+        assert_eq!(code, 1);
+        assert!(err.contains("IN and OUT are the same frame"), "{err}");
+        assert_eq!(common::run_python(script, s(frame).as_bytes()), want);
+    }
+    // A conversion that fails half-way (a chunk file of IN is missing) leaves OUT as it was,
+    // and no temporary files.
+    let broken = tmp("conv-broken.b2nd");
+    std::fs::create_dir_all(&broken).unwrap();
+    for e in std::fs::read_dir(&sparse).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), broken.join(e.file_name())).unwrap();
+    }
+    std::fs::remove_file(broken.join("00000001.chunk")).unwrap();
+    let dir = sparse.parent().unwrap();
+    let entries = || std::fs::read_dir(dir).unwrap().count();
+    let before = entries();
+    let (code, err) = fails(&["convert", s(&broken), s(&back), "--contiguous", "--force"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("00000001.chunk"), "{err}");
+    assert_eq!(common::run_python(script, s(&back).as_bytes()), want);
+    assert_eq!(entries(), before, "temporary files left");
 }
 
 #[test]

@@ -373,3 +373,94 @@ fn sparse_tiny_chunks_random_operations() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A save builds its copy under a temporary name and then takes the place of what was at the
+/// path (a frame of either kind, or a file); the frame's own storage is refused, and the frame
+/// keeps working after the refusal.
+#[test]
+fn save_replaces_what_is_at_the_path_and_refuses_the_frames_own_storage() {
+    let dir = tempdir("save-over");
+    let entries = |d: &Path| {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    };
+    for contiguous in [true, false] {
+        let path = dir.join(format!("own-{contiguous}.b2frame"));
+        let s = SChunk::create(Some(&path), &opts(contiguous, CHUNK as i32)).unwrap();
+        let mut model: Vec<Vec<u8>> = (0..5).map(|k| data(k, CHUNK)).collect();
+        for c in &model {
+            s.append(c).unwrap();
+        }
+        // Dead space (contiguous) and a gap in the chunk ids (sparse): a saved copy is laid
+        // out differently, which this frame must not be made to read.
+        s.update(0, &data(9, CHUNK)).unwrap();
+        model[0] = data(9, CHUNK);
+        s.delete(1).unwrap();
+        model.remove(1);
+        for as_contiguous in [true, false] {
+            match s.save(&path, as_contiguous) {
+                Err(b2frame::Error::InvalidArgument(m)) => {
+                    assert!(m.contains("where this frame is stored"), "{m}")
+                }
+                other => panic!("saving a frame onto itself: {other:?}"),
+            }
+        }
+        check(&s, &model, "after refused self-save");
+        s.append(&data(20, CHUNK)).unwrap();
+        model.push(data(20, CHUNK));
+        check(
+            &SChunk::open(&path, false).unwrap(),
+            &model,
+            "after refused self-save, reopened",
+        );
+
+        // Over a bigger frame of the same kind, over one of the other kind, over a file, over
+        // nothing: the copy alone is left, and no temporary names.
+        for (k, target) in ["bigger", "other-kind", "plain-file", "new"]
+            .into_iter()
+            .enumerate()
+        {
+            let to = dir.join(format!("{target}-{contiguous}"));
+            match target {
+                "bigger" | "other-kind" => {
+                    let kind = (target == "bigger") == contiguous;
+                    let old = SChunk::create(Some(&to), &opts(kind, CHUNK as i32)).unwrap();
+                    for j in 0..9 {
+                        old.append(&data(100 + j, CHUNK)).unwrap();
+                    }
+                }
+                "plain-file" => std::fs::write(&to, b"not a frame").unwrap(),
+                _ => {}
+            }
+            let before = entries(&dir);
+            s.save(&to, contiguous).unwrap();
+            check(&SChunk::open(&to, false).unwrap(), &model, target);
+            assert_eq!(to.is_dir(), !contiguous, "{target}");
+            if !contiguous {
+                let files = entries(&to);
+                assert_eq!(files.len(), model.len() + 1, "{target}: {files:?}");
+            }
+            let mut after = entries(&dir);
+            if target == "new" {
+                after.retain(|n| *n != format!("{target}-{contiguous}"));
+            }
+            assert_eq!(after, before, "{target} ({k}): leftovers in the directory");
+        }
+    }
+    // A failed save (no such parent directory) leaves nothing behind.
+    let s = SChunk::create(None, &opts(true, CHUNK as i32)).unwrap();
+    s.append(&data(1, CHUNK)).unwrap();
+    let before = entries(&dir);
+    for contiguous in [true, false] {
+        let err = s
+            .save(&dir.join("missing/x.b2frame"), contiguous)
+            .unwrap_err();
+        assert!(matches!(err, b2frame::Error::Io { .. }), "{err:?}");
+    }
+    assert_eq!(entries(&dir), before);
+    let _ = std::fs::remove_dir_all(&dir);
+}

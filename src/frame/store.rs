@@ -845,13 +845,55 @@ impl Frame {
         Ok(out)
     }
 
-    /// Writes the frame to `path` as a contiguous file or a sparse directory.
+    /// Writes the frame to `path` as a contiguous file or a sparse directory. The copy is
+    /// built under a temporary name next to `path` and then takes its place, so whatever was
+    /// at `path` stays whole until the copy is complete. The frame's own storage is refused:
+    /// replacing it would leave this frame reading the copy through its old offsets.
     pub fn save(&self, path: &Path, contiguous: bool) -> Result<()> {
-        if contiguous {
-            let image = self.to_contiguous_image()?;
-            return write_file(path, &image, false);
+        if self.is_stored_at(path) {
+            bail!(
+                invalid,
+                "{}: that is where this frame is stored; save the copy to another path",
+                path.display()
+            );
         }
-        fs::create_dir_all(path).map_err(|e| io_err("cannot create directory", path, e))?;
+        let target = match fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => {
+                fs::canonicalize(path).map_err(|e| io_err("cannot resolve", path, e))?
+            }
+            _ => path.to_path_buf(),
+        };
+        let tmp = temp_path(&target);
+        let built = if contiguous {
+            self.to_contiguous_image()
+                .and_then(|image| write_file(&tmp, &image, false))
+        } else {
+            self.save_sparse(&tmp)
+        };
+        if let Err(e) = built {
+            remove_path(&tmp);
+            return Err(e);
+        }
+        replace_path(&tmp, &target)
+    }
+
+    /// Whether `path` names this frame's file or directory.
+    fn is_stored_at(&self, path: &Path) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let ours = match &self.store {
+            Store::Mem(_) => return false,
+            Store::File { file, .. } => file.metadata(),
+            Store::Dir { dir, .. } => fs::metadata(dir),
+        };
+        match (ours, fs::metadata(path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+
+    /// Writes a sparse copy of the frame into the new directory `path`.
+    fn save_sparse(&self, path: &Path) -> Result<()> {
+        fs::create_dir(path).map_err(|e| io_err("cannot create directory", path, e))?;
         let mut h = self.header.clone();
         h.frame_type = header::SPARSE;
         let ix = self.index()?;
@@ -1008,13 +1050,58 @@ fn sparse_index_image(h: &mut FrameHeader, offsets: &[i64], vlmeta: &[Vlmeta]) -
     Ok(image)
 }
 
-fn temp_path(path: &Path) -> PathBuf {
+pub fn temp_path(path: &Path) -> PathBuf {
     let mut name = path
         .file_name()
         .map(|n| n.to_os_string())
         .unwrap_or_default();
-    name.push(format!(".b2f-tmp-{}", std::process::id()));
+    // Unique within the process too: saves from several handles may run at once.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    name.push(format!(".b2f-tmp-{}-{n}", std::process::id()));
     path.with_file_name(name)
+}
+
+/// Puts the file or directory `tmp` in the place of `path`. A file replaces a file in one
+/// atomic rename; otherwise what was at `path` is first moved aside, then removed (a rename
+/// cannot replace a directory; killed in between, both copies remain under their temporary
+/// names).
+pub fn replace_path(tmp: &Path, path: &Path) -> Result<()> {
+    let rename = |from: &Path, to: &Path| {
+        fs::rename(from, to).map_err(|e| io_err("cannot rename to", to, e))
+    };
+    let both_files = match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+        Err(e) => {
+            remove_path(tmp);
+            return Err(io_err("cannot stat", path, e));
+        }
+        Ok(m) => !m.is_dir() && !tmp.is_dir(),
+    };
+    if both_files {
+        return rename(tmp, path).inspect_err(|_| remove_path(tmp));
+    }
+    let mut aside = temp_path(path).into_os_string();
+    aside.push("-old");
+    let aside = PathBuf::from(aside);
+    if let Err(e) = rename(path, &aside) {
+        remove_path(tmp);
+        return Err(e);
+    }
+    if let Err(e) = rename(tmp, path) {
+        let _ = fs::rename(&aside, path);
+        remove_path(tmp);
+        return Err(e);
+    }
+    remove_path(&aside);
+    Ok(())
+}
+
+/// Removes a file or a directory tree, ignoring failures (cleanup after an error).
+pub fn remove_path(path: &Path) {
+    if fs::remove_dir_all(path).is_err() {
+        let _ = fs::remove_file(path);
+    }
 }
 
 fn write_file(path: &Path, data: &[u8], sync: bool) -> Result<()> {

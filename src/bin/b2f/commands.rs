@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Mutex;
 
 use b2frame::chunk::CParams;
+use b2frame::frame::store;
 use b2frame::ndim::Array;
 use b2frame::schunk::{CreateOptions, SChunk};
 use b2frame::{codecs, filters, Error};
@@ -65,9 +66,13 @@ fn check_output(out: &Path, force: bool) -> Result<(), CliError> {
     Ok(())
 }
 
-fn remove_output(out: &Path) {
-    let _ = fs::remove_dir_all(out);
-    let _ = fs::remove_file(out);
+/// Whether two paths name the same file or directory.
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (fs::metadata(a), fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
 }
 
 const INFO_HELP: &str = "\
@@ -466,7 +471,7 @@ Compresses the raw file IN into a Blosc2 frame OUT (a file, or a directory with 
   --blocksize B    bytes per block (default: automatic, as c-blosc2 chooses)
   --threads N      compression threads (default 1)
   --sparse         write a sparse frame (a directory of chunk files)
-  --force          replace OUT if it exists";
+  --force          replace OUT if it exists (only once the new OUT is complete)";
 
 fn codec_id(name: &str) -> Result<u8, CliError> {
     [
@@ -590,9 +595,8 @@ pub fn compress(argv: &[String]) -> Result<i32, CliError> {
 
     let mut src = File::open(input).map_err(|e| CliError::file(input.display(), e))?;
     let total = src.metadata().map(|m| m.len()).unwrap_or(0);
-    if a.has("force") {
-        remove_output(&output);
-    }
+    // Built under a temporary name; it replaces what is at OUT only when complete.
+    let tmp = store::temp_path(&output);
     let result = (|| {
         let opts = CreateOptions {
             contiguous: !a.has("sparse"),
@@ -600,7 +604,7 @@ pub fn compress(argv: &[String]) -> Result<i32, CliError> {
             params,
             sync: false,
         };
-        let s = SChunk::create(Some(&output), &opts).map_err(|e| file_err(&output, e))?;
+        let s = SChunk::create(Some(&tmp), &opts).map_err(|e| file_err(&output, e))?;
         let mut buf = vec![0u8; chunksize];
         let mut progress = Progress::new("compressing", total);
         loop {
@@ -618,6 +622,10 @@ pub fn compress(argv: &[String]) -> Result<i32, CliError> {
         progress.finish();
         Ok::<_, CliError>(s.info())
     })();
+    let result = result.and_then(|i| {
+        store::replace_path(&tmp, &output).map_err(|e| file_err(&output, e))?;
+        Ok(i)
+    });
     match result {
         Ok(i) => {
             println!(
@@ -635,7 +643,7 @@ pub fn compress(argv: &[String]) -> Result<i32, CliError> {
             Ok(0)
         }
         Err(e) => {
-            remove_output(&output);
+            store::remove_path(&tmp);
             Err(e)
         }
     }
@@ -669,13 +677,7 @@ pub fn decompress(argv: &[String]) -> Result<i32, CliError> {
     let (input, output) = (Path::new(&a.positional[0]), PathBuf::from(&a.positional[1]));
     check_output(&output, a.has("force"))?;
     let s = open(input, false)?;
-    let tmp = output.with_file_name(format!(
-        ".{}.b2f-tmp",
-        output
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    ));
+    let tmp = store::temp_path(&output);
     let result = (|| {
         let file = File::create(&tmp).map_err(|e| CliError::file(tmp.display(), e))?;
         let mut w = BufWriter::with_capacity(1 << 20, file);
@@ -688,10 +690,11 @@ pub fn decompress(argv: &[String]) -> Result<i32, CliError> {
         }
         w.flush().map_err(|e| CliError::file(output.display(), e))?;
         progress.finish();
-        fs::rename(&tmp, &output).map_err(|e| CliError::file(output.display(), e))
+        drop(w);
+        store::replace_path(&tmp, &output).map_err(|e| file_err(&output, e))
     })();
     if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+        store::remove_path(&tmp);
     }
     result?;
     let i = s.info();
@@ -709,7 +712,8 @@ usage: b2f convert IN OUT --sparse|--contiguous [--force]
 
 Copies the frame IN to OUT as a sparse frame (a directory of chunk files) or a contiguous one
 (a single file). Chunks are copied as they are (no recompression), with every metalayer and
-vlmetalayer; c-blosc2 reads the result.";
+vlmetalayer; c-blosc2 reads the result. OUT is built under a temporary name and appears (with
+--force, replaces what is there) only when complete.";
 
 pub fn convert(argv: &[String]) -> Result<i32, CliError> {
     let Some(a) = parse(
@@ -728,11 +732,16 @@ pub fn convert(argv: &[String]) -> Result<i32, CliError> {
     };
     let (input, output) = (Path::new(&a.positional[0]), PathBuf::from(&a.positional[1]));
     check_output(&output, a.has("force"))?;
-    let s = open(input, false)?;
-    if a.has("force") {
-        remove_output(&output);
+    if same_file(input, &output) {
+        return Err(CliError::fail(format!(
+            "{}: IN and OUT are the same frame",
+            output.display()
+        )));
     }
+    let s = open(input, false)?;
     let info = s.info();
+    // Built under a temporary name; it replaces what is at OUT only when complete.
+    let tmp = store::temp_path(&output);
     let result = (|| {
         let opts = CreateOptions {
             contiguous,
@@ -740,7 +749,7 @@ pub fn convert(argv: &[String]) -> Result<i32, CliError> {
             params: s.params(),
             sync: false,
         };
-        let d = SChunk::create(Some(&output), &opts).map_err(|e| file_err(&output, e))?;
+        let d = SChunk::create(Some(&tmp), &opts).map_err(|e| file_err(&output, e))?;
         for name in s.meta_names() {
             let content = s.meta_get(&name).map_err(|e| file_err(input, e))?;
             d.meta_add(&name, &content)
@@ -763,9 +772,10 @@ pub fn convert(argv: &[String]) -> Result<i32, CliError> {
         Ok::<_, CliError>(())
     })();
     if let Err(e) = result {
-        remove_output(&output);
+        store::remove_path(&tmp);
         return Err(e);
     }
+    store::replace_path(&tmp, &output).map_err(|e| file_err(&output, e))?;
     println!(
         "{}: {} frame, {} chunks",
         output.display(),
