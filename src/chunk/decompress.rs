@@ -527,11 +527,22 @@ impl<'a> Decoder<'a> {
             1
         };
         let neblock = out.len() / nstreams;
-        if neblock == 0 || !out.len().is_multiple_of(nstreams) {
+        if neblock == 0 {
             bail!(
                 corrupt,
                 "block of {} bytes cannot be split into {nstreams} streams",
                 out.len()
+            );
+        }
+        if !out.len().is_multiple_of(nstreams) {
+            // c-blosc2 3.3.5 writes such blocks from an explicit blocksize that is not a
+            // multiple of the typesize: its streams leave the last bytes of the block unstored.
+            bail!(
+                corrupt,
+                "block of {} bytes split into {nstreams} streams of {neblock}: its last {} bytes \
+                 were never stored",
+                out.len(),
+                out.len() % nstreams
             );
         }
         for (k, part) in out.chunks_exact_mut(neblock).take(nstreams).enumerate() {

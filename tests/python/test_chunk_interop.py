@@ -344,3 +344,23 @@ def test_unknown_codec_is_unsupported():
         b2frame.decompress(bytes(chunk))
     assert e.value.status == b2frame.ERR_UNSUPPORTED
     assert "33" in str(e.value)
+
+
+def test_c_blosc2_blocks_with_unstored_bytes_are_refused():
+    # An explicit blocksize above nbytes that is not a multiple of the typesize: c-blosc2
+    # writes one block of nbytes split into typesize streams of nbytes // typesize bytes, so
+    # the block's last nbytes % typesize bytes are never stored.
+    data = (np.arange(1000) // 3 % 256).astype(np.uint8).tobytes()
+    chunk = blosc2.compress2(data, codec=blosc2.Codec.LZ4, clevel=5, typesize=12, filters=[F.DELTA],
+                             filters_meta=[0], splitmode=blosc2.SplitMode.ALWAYS_SPLIT, blocksize=10000)
+    assert blosc2.get_cbuffer_sizes(chunk)[2] == 1000  # not rounded to the typesize
+    assert blosc2.decompress2(chunk) != data  # c-blosc2 cannot read back those bytes either
+    with pytest.raises(b2frame.Error) as e:
+        b2frame.decompress(chunk)
+    assert e.value.status == b2frame.ERR_CORRUPT
+    assert "its last 4 bytes were never stored" in str(e.value)
+    # Ours rounds the blocksize down: the chunk is whole, and c-blosc2 reads it.
+    ours = b2frame.compress(data, codec=b2frame.CODEC_LZ4, clevel=5, typesize=12, filters=[3],
+                            splitmode=b2frame.SPLIT_ALWAYS, blocksize=10000)
+    assert b2frame.chunk_sizes(ours)[2] == 996
+    assert blosc2.decompress2(ours) == data
