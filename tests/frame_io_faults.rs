@@ -2,7 +2,8 @@
 //! writer in turn (strace injects the error at the K-th call of one of `SYSCALLS`, for K = 1,
 //! 2, ..., and each of them in turn). The call that meets the fault returns an I/O error; the
 //! frame — on disk and through the same handle — stays exactly as it was before that call, and
-//! later calls work.
+//! later calls work. A fault in the compaction that follows a commit fails nothing: the change
+//! stands, dead space and all.
 //!
 //! The writer is this test binary itself, re-run with `B2F_FAULT_WRITER` set.
 
@@ -28,7 +29,23 @@ const SYSCALLS: [&str; 7] = [
     "mkdir",
 ];
 
+/// Chunks of the compaction run: incompressible, so that a few updates leave more dead space
+/// than live data and the frame is rewritten.
+const BIG: usize = 400_000;
+
+/// Chunk `k`: compressible and CHUNK bytes below 100, incompressible and BIG bytes from 100.
 fn data(k: u32) -> Vec<u8> {
+    if k >= 100 {
+        let mut x = u64::from(k) * 0x9E37_79B9_7F4A_7C15 + 1;
+        return (0..BIG / 8)
+            .flat_map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x.to_le_bytes()
+            })
+            .collect();
+    }
     (0..CHUNK as u32 / 4)
         .flat_map(|i| (i / 5 + k * 100).to_le_bytes())
         .collect()
@@ -127,10 +144,52 @@ fn ops() -> Vec<Op> {
     ]
 }
 
-fn options(contiguous: bool) -> CreateOptions {
+/// Updates of big chunks: the last ones find more dead space than live data, so the frame is
+/// compacted right after they commit. A compaction that fails must not fail the update.
+fn compaction_ops() -> Vec<Op> {
+    vec![
+        (
+            "update",
+            |s| s.update(0, &data(110)),
+            |m| m.chunks[0] = data(110),
+        ),
+        (
+            "update",
+            |s| s.update(1, &data(111)),
+            |m| m.chunks[1] = data(111),
+        ),
+        (
+            "update",
+            |s| s.update(0, &data(112)),
+            |m| m.chunks[0] = data(112),
+        ),
+        (
+            "update",
+            |s| s.update(1, &data(113)),
+            |m| m.chunks[1] = data(113),
+        ),
+        (
+            "append",
+            |s| s.append(&data(114)).map(drop),
+            |m| m.chunks.push(data(114)),
+        ),
+        (
+            "update",
+            |s| s.update(2, &data(115)),
+            |m| m.chunks[2] = data(115),
+        ),
+        (
+            "update",
+            |s| s.update(0, &data(116)),
+            |m| m.chunks[0] = data(116),
+        ),
+    ]
+}
+
+fn options(contiguous: bool, chunksize: usize) -> CreateOptions {
     CreateOptions {
         contiguous,
-        chunksize: CHUNK as i32,
+        chunksize: chunksize as i32,
         params: CParams {
             typesize: 4,
             ..CParams::default()
@@ -150,7 +209,8 @@ fn io_fault_writer_child() {
     let s = SChunk::open(path, true).unwrap();
     let mut model = state_of(&s);
     let mut failed = 0;
-    for (name, op, apply) in ops() {
+    let compaction = std::env::var("B2F_FAULT_COMPACTION").as_deref() == Ok("1");
+    for (name, op, apply) in if compaction { compaction_ops() } else { ops() } {
         match op(&s) {
             Ok(()) => apply(&mut model),
             Err(e @ Error::Io { .. }) => {
@@ -186,24 +246,25 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-fn fault_at_every_write(contiguous: bool, errno: &str) {
+fn fault_at_every_write(contiguous: bool, errno: &str, compaction: bool) {
     let dir = std::env::temp_dir().join(format!(
-        "b2f-faults-{}-{contiguous}-{errno}",
+        "b2f-faults-{}-{contiguous}-{errno}-{compaction}",
         std::process::id()
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let pristine = dir.join("pristine.b2frame");
     {
-        let s = SChunk::create(Some(&pristine), &options(contiguous)).unwrap();
-        for k in 0..3 {
+        let (first, len) = if compaction { (100, BIG) } else { (0, CHUNK) };
+        let s = SChunk::create(Some(&pristine), &options(contiguous, len)).unwrap();
+        for k in first..first + 3 {
             s.append(&data(k)).unwrap();
         }
     }
     let mut faults = vec![];
     let mut writes = 0;
     for syscall in SYSCALLS {
-        let n = fault_at_every_call(syscall, errno, &dir, &pristine);
+        let n = fault_at_every_call(syscall, errno, &dir, &pristine, compaction);
         faults.push(format!("{syscall} {n}"));
         if syscall.contains("write") {
             writes += n;
@@ -220,17 +281,24 @@ fn fault_at_every_write(contiguous: bool, errno: &str) {
 
 /// Faults the K-th call of `syscall` with `errno`, for K = 1, 2, ... until the writer runs
 /// without a fault. Returns the number of faults.
-fn fault_at_every_call(syscall: &str, errno: &str, dir: &Path, pristine: &Path) -> usize {
-    let exe = std::env::current_exe().unwrap();
-    for k in 1..3000 {
+fn fault_at_every_call(
+    syscall: &str,
+    errno: &str,
+    dir: &Path,
+    pristine: &Path,
+    compaction: bool,
+) -> usize {
+    // How many calls there are, from a run without faults: a fault that only meets the
+    // compaction fails no operation, so the operations' failures cannot tell when K is past
+    // the last call.
+    let trace = dir.join(format!("trace-{syscall}"));
+    let run = |k: usize, strace_args: &[String]| {
         let path = dir.join(format!("run-{syscall}-{k}.b2frame"));
         copy_tree(pristine, &path);
         let out = Command::new("strace")
-            .args(["-f", "-qq", "-o", "/dev/null", "-e"])
-            .arg(format!("trace={syscall}"))
-            .arg("-e")
-            .arg(format!("inject={syscall}:error={errno}:when={k}"))
-            .arg(&exe)
+            .args(["-f", "-qq"])
+            .args(strace_args)
+            .arg(&std::env::current_exe().unwrap())
             .args([
                 "--exact",
                 "io_fault_writer_child",
@@ -239,40 +307,69 @@ fn fault_at_every_call(syscall: &str, errno: &str, dir: &Path, pristine: &Path) 
                 "-q",
             ])
             .env("B2F_FAULT_WRITER", &path)
+            .env("B2F_FAULT_COMPACTION", if compaction { "1" } else { "" })
             .output()
             .expect("run strace (is it installed?)");
-        let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),
             "fault at {syscall} {k} ({errno}): the writer failed\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let failed: usize = stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("B2F_FAULTS "))
-            .and_then(|n| n.trim().parse().ok())
-            .expect("the child's report");
         let _ = std::fs::remove_dir_all(&path);
         let _ = std::fs::remove_file(&path);
-        if failed == 0 {
-            // K is past the last call: every operation ran.
-            return k - 1;
-        }
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find_map(|l| l.strip_prefix("B2F_FAULTS "))
+            .and_then(|n| n.trim().parse::<usize>().ok())
+            .expect("the child's report")
+    };
+    let failed = run(
+        0,
+        &[
+            "-o".into(),
+            trace.display().to_string(),
+            "-e".into(),
+            format!("trace={syscall}"),
+        ],
+    );
+    assert_eq!(failed, 0, "{syscall}: an operation failed without a fault");
+    let calls = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(&format!("{syscall}(")))
+        .count();
+    for k in 1..=calls {
+        run(
+            k,
+            &[
+                "-o".into(),
+                "/dev/null".into(),
+                "-e".into(),
+                format!("trace={syscall}"),
+                "-e".into(),
+                format!("inject={syscall}:error={errno}:when={k}"),
+            ],
+        );
     }
-    panic!("the writer never ran without a fault ({syscall})");
+    calls
 }
 
 #[test]
 fn contiguous_frames_survive_disk_full_at_every_write() {
-    fault_at_every_write(true, "ENOSPC");
+    fault_at_every_write(true, "ENOSPC", false);
 }
 
 #[test]
 fn sparse_frames_survive_disk_full_at_every_write() {
-    fault_at_every_write(false, "ENOSPC");
+    fault_at_every_write(false, "ENOSPC", false);
 }
 
 #[test]
 fn contiguous_frames_survive_io_errors_at_every_write() {
-    fault_at_every_write(true, "EIO");
+    fault_at_every_write(true, "EIO", false);
+}
+
+#[test]
+fn compaction_that_meets_a_full_disk_leaves_the_commit_before_it() {
+    fault_at_every_write(true, "ENOSPC", true);
 }

@@ -12,7 +12,8 @@
 //! it, the new frame is complete. The index must sit right after the data region
 //! (`header_len + cbytes`), so the old index and trailer become dead space inside it; when dead
 //! space outgrows the live data the frame is rewritten compactly into a temporary file that
-//! replaces the original with one atomic rename.
+//! replaces the original with one atomic rename. Compaction follows a committed change, so its
+//! failure (a full disk) is not that change's: the frame keeps its dead space.
 //!
 //! An empty frame (no chunks) keeps its trailer right after the header, where c-blosc2 looks
 //! for it; such frames are small and are replaced whole, through the same atomic rename.
@@ -629,7 +630,8 @@ impl Frame {
             spans: p.spans,
         });
         self.vlmeta = p.vlmeta;
-        self.maybe_compact()
+        self.maybe_compact();
+        Ok(())
     }
 
     /// Where the committed data region (and index) ends; the index and trailer after it are
@@ -664,27 +666,37 @@ impl Frame {
                     return Ok(());
                 }
                 let tmp = temp_path(path);
-                write_file(&tmp, &image, *sync)?;
-                fs::rename(&tmp, &*path).map_err(|e| io_err("cannot replace", path, e))?;
-                *file = OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .open(&*path)
-                    .map_err(|e| io_err("cannot reopen", path, e))?;
-                Ok(())
+                // The new file's handle is kept: nothing to reopen once it has taken the old
+                // one's place.
+                let replaced = create_file(&tmp, &image, *sync).and_then(|new| {
+                    fs::rename(&tmp, &*path).map_err(|e| io_err("cannot replace", path, e))?;
+                    Ok(new)
+                });
+                match replaced {
+                    Ok(new) => {
+                        *file = new;
+                        Ok(())
+                    }
+                    Err(e) => {
+                        let _ = fs::remove_file(&tmp);
+                        Err(e)
+                    }
+                }
             }
             Store::Dir { .. } => bail!(invalid, "sparse frames are not replaced whole"),
         }
     }
 
-    /// Rewrites the frame compactly when dead space outgrows the live data.
-    fn maybe_compact(&mut self) -> Result<()> {
+    /// Rewrites the frame compactly when dead space outgrows the live data. This follows a
+    /// change already committed, and a frame with dead space is whole: if compaction fails (a
+    /// full disk, say), the frame stays as it is and the change still succeeded.
+    fn maybe_compact(&mut self) {
         let live = (self.header.frame_len).saturating_sub(self.dead_bytes);
         let embedded = matches!(self.store, Store::File { base, .. } if base != 0);
         if embedded || self.dead_bytes < (1 << 20).max(live) {
-            return Ok(());
+            return;
         }
-        self.compact()
+        let _ = self.compact();
     }
 
     /// Rewrites the frame with its chunks in index order and no dead space.
@@ -699,8 +711,7 @@ impl Frame {
 
     /// Re-reads the committed state from the store (after it was replaced whole).
     fn reload(&mut self) -> Result<()> {
-        let store = std::mem::replace(&mut self.store, Store::Mem(Vec::new()));
-        let avail = match &store {
+        let avail = match &self.store {
             Store::Mem(b) => b.len() as u64,
             Store::File {
                 file, path, base, ..
@@ -712,6 +723,8 @@ impl Frame {
             }
             Store::Dir { .. } => unreachable!("sparse frames are never reloaded"),
         };
+        // Parses the image just written (only an I/O error reading it back can fail here).
+        let store = std::mem::replace(&mut self.store, Store::Mem(Vec::new()));
         let fresh = Frame::parse(store, avail, false)?;
         *self = Frame {
             dead_bytes: 0,
@@ -1105,7 +1118,18 @@ pub fn remove_path(path: &Path) {
 }
 
 fn write_file(path: &Path, data: &[u8], sync: bool) -> Result<()> {
-    let f = File::create(path).map_err(|e| io_err("cannot create", path, e))?;
+    create_file(path, data, sync).map(drop)
+}
+
+/// Creates (or truncates) `path` with `data`; returns it open for reading and writing.
+fn create_file(path: &Path, data: &[u8], sync: bool) -> Result<File> {
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .map_err(|e| io_err("cannot create", path, e))?;
     // Positional writes, like every other write of the library (one kind of system call to
     // watch or fault in tests).
     f.write_all_at(data, 0)
@@ -1113,5 +1137,5 @@ fn write_file(path: &Path, data: &[u8], sync: bool) -> Result<()> {
     if sync {
         f.sync_all().map_err(|e| io_err("cannot sync", path, e))?;
     }
-    Ok(())
+    Ok(f)
 }
