@@ -298,7 +298,7 @@ fn fault_at_every_call(
         let out = Command::new("strace")
             .args(["-f", "-qq"])
             .args(strace_args)
-            .arg(&std::env::current_exe().unwrap())
+            .arg(std::env::current_exe().unwrap())
             .args([
                 "--exact",
                 "io_fault_writer_child",
