@@ -1,6 +1,7 @@
 /* Frames from C: open/create/close, info, every chunk operation, to_buffer/save, and their
  * error paths (NULL pointers, bad modes, out-of-range indices, small buffers, read-only). */
 #include <pthread.h>
+#include <stddef.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -283,6 +284,44 @@ static void test_threads(void) {
   remove(tmp_path("threads.b2frame"));
 }
 
+/* B2F_SYNC and b2f_storage.sync: the same frames, each change synced before its call
+ * returns (tests/frame_io_faults.rs and frame_crash.rs check what syncing does). */
+static void test_sync(bool contiguous) {
+  const char *path = tmp_path(contiguous ? "sync.b2frame" : "sync-sparse.b2frame");
+  b2f_storage s;
+  memset(&s, 0, sizeof s);
+  s.struct_size = sizeof s;
+  s.contiguous = contiguous;
+  s.chunksize = CHUNK;
+  b2f_cparams_default(&s.cparams);
+  s.cparams.typesize = 4;
+  s.sync = true;
+  b2f_frame *f = NULL;
+  CHECK_STATUS(b2f_create(path, &s, &f), B2F_OK);
+  int32_t buf[CHUNK / 4];
+  int64_t n = 0;
+  chunk_data(buf, 1);
+  CHECK_STATUS(b2f_append(f, buf, CHUNK, &n), B2F_OK);
+  b2f_close(f);
+  CHECK_STATUS(b2f_open(path, B2F_SYNC, &f), B2F_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(b2f_open(path, B2F_READ | B2F_WRITE | B2F_SYNC, &f), B2F_OK);
+  chunk_data(buf, 2);
+  CHECK_STATUS(b2f_append(f, buf, CHUNK, &n), B2F_OK);
+  CHECK(n == 2);
+  CHECK_STATUS(b2f_vlmeta_set(f, "note", "\xa2hi", 3), B2F_OK);
+  CHECK_STATUS(b2f_delete(f, 0), B2F_OK);
+  b2f_close(f);
+  CHECK_STATUS(b2f_open(path, B2F_READ | B2F_SYNC, &f), B2F_OK);
+  check_chunk(f, 0, 2);
+  b2f_close(f);
+  /* A struct from before the field (its sync is not read). */
+  s.struct_size = (uint32_t)offsetof(b2f_storage, sync);
+  CHECK_STATUS(b2f_create(path, &s, &f), B2F_OK);
+  CHECK_STATUS(b2f_append(f, buf, CHUNK, &n), B2F_OK);
+  check_chunk(f, 0, 2);
+  b2f_close(f);
+}
+
 int main(void) {
   const char *c = tmp_path("ops.b2frame");
   test_operations(c, true);
@@ -292,5 +331,7 @@ int main(void) {
   test_open_errors();
   test_offset();
   test_threads();
+  test_sync(true);
+  test_sync(false);
   DONE();
 }

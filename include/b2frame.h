@@ -67,6 +67,13 @@
 #define B2F_WRITE 2
 
 /**
+ * With `B2F_WRITE`: every change is on disk (fsync) before its call returns, so it survives
+ * a power loss, not only a killed process; a call whose sync fails leaves the frame as it
+ * was. Slower: each commit waits for the disk. No effect on frames in memory.
+ */
+#define B2F_SYNC 4
+
+/**
  * Special values for `b2f_fill_special` (c-blosc2's ids).
  */
 #define B2F_SPECIAL_ZERO 1
@@ -156,6 +163,10 @@ typedef struct b2f_storage {
    * Compression parameters of the frame's chunks.
    */
   struct b2f_cparams cparams;
+  /**
+   * Sync every change to disk, as `B2F_SYNC` does for `b2f_open` (default false).
+   */
+  bool sync;
 } b2f_storage;
 
 /**
@@ -404,8 +415,9 @@ b2f_status b2f_chunk_sizes(const void *chunk,
 
 /**
  * Opens the frame at `urlpath`: a file (contiguous frame) or a directory (sparse frame).
- * `mode` is `B2F_READ`, or `B2F_READ | B2F_WRITE` to change it. Only the header, trailer and
- * index are read; chunks are read when asked for.
+ * `mode` is `B2F_READ`, or `B2F_READ | B2F_WRITE` to change it, optionally with `B2F_SYNC`
+ * (changes synced to disk before each call returns). Only the header, trailer and index are
+ * read; chunks are read when asked for.
  *
  * Returns `B2F_OK` and a new handle in `*frame_out`; `B2F_ERR_IO` (missing file, permission),
  * `B2F_ERR_FORMAT` (not a frame), `B2F_ERR_CORRUPT` (inconsistent frame),

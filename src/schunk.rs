@@ -30,6 +30,17 @@ pub struct CreateOptions {
     pub sync: bool,
 }
 
+/// How to open a frame stored in a file or directory.
+#[derive(Clone, Debug, Default)]
+pub struct OpenOptions {
+    /// Allow changes.
+    pub writable: bool,
+    /// Sync every commit to disk (survives power loss, not only a killed writer).
+    pub sync: bool,
+    /// Where a contiguous frame starts in its file.
+    pub offset: u64,
+}
+
 /// What `b2f_get_info` reports.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Info {
@@ -98,12 +109,31 @@ impl SChunk {
 
     /// Opens a frame: a file (contiguous) or a directory (sparse).
     pub fn open(path: &Path, writable: bool) -> Result<SChunk> {
-        Self::from_frame(Frame::open_path(path, 0, writable, false)?, writable)
+        Self::open_with(
+            path,
+            &OpenOptions {
+                writable,
+                ..OpenOptions::default()
+            },
+        )
     }
 
     /// Opens a contiguous frame stored in a file from byte `offset` on.
     pub fn open_offset(path: &Path, offset: u64, writable: bool) -> Result<SChunk> {
-        Self::from_frame(Frame::open_path(path, offset, writable, false)?, writable)
+        Self::open_with(
+            path,
+            &OpenOptions {
+                writable,
+                offset,
+                ..OpenOptions::default()
+            },
+        )
+    }
+
+    /// Opens a frame in a file or directory as `opts` says.
+    pub fn open_with(path: &Path, opts: &OpenOptions) -> Result<SChunk> {
+        let frame = Frame::open_path(path, opts.offset, opts.writable, opts.sync)?;
+        Self::from_frame(frame, opts.writable)
     }
 
     /// Opens a contiguous frame from a copy of its bytes (changes stay in memory).

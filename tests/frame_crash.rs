@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use b2frame::chunk::CParams;
-use b2frame::schunk::{CreateOptions, SChunk};
+use b2frame::schunk::{CreateOptions, OpenOptions, SChunk};
 
 const CHUNK: usize = 4000;
 /// Chunks of the tiny writer: 400 bytes of one value (a 56-byte chunk).
@@ -181,7 +181,12 @@ fn crash_writer_child() {
         return; // not the child
     };
     let tiny = std::env::var("B2F_CRASH_TINY").as_deref() == Ok("1");
-    let s = SChunk::open(Path::new(&path), true).unwrap();
+    let opts = OpenOptions {
+        writable: true,
+        sync: std::env::var("B2F_CRASH_SYNC").as_deref() == Ok("1"),
+        ..OpenOptions::default()
+    };
+    let s = SChunk::open_with(Path::new(&path), &opts).unwrap();
     let mut m = initial_state(tiny);
     for (k, op) in ops(tiny).into_iter().enumerate() {
         op(&s, &mut m);
@@ -229,13 +234,14 @@ fn copy_tree(from: &Path, to: &Path) {
 /// The system calls that change files, each swept on its own: strace counts invocations per
 /// system call, so `when=K` over a set would kill at the K-th call of whichever comes first and
 /// skip the calls of the others in between.
-const SYSCALLS: [&str; 12] = [
+const SYSCALLS: [&str; 13] = [
     "write",
     "pwrite64",
     "pwritev",
     "ftruncate",
     "rename",
     "renameat2",
+    "linkat",
     "unlink",
     "unlinkat",
     "fsync",
@@ -244,9 +250,11 @@ const SYSCALLS: [&str; 12] = [
     "close",
 ];
 
-fn kill_at_every_write(contiguous: bool, tiny: bool) {
+/// `sync`: the writer syncs every commit, which adds fsyncs and, around each rename, a second
+/// name for the file it replaces.
+fn kill_at_every_write(contiguous: bool, tiny: bool, sync: bool) {
     let dir = std::env::temp_dir().join(format!(
-        "b2f-crash-{}-{contiguous}-{tiny}",
+        "b2f-crash-{}-{contiguous}-{tiny}-{sync}",
         std::process::id()
     ));
     let _ = std::fs::remove_dir_all(&dir);
@@ -262,7 +270,7 @@ fn kill_at_every_write(contiguous: bool, tiny: bool) {
     let mut kills = vec![];
     let mut writes = 0;
     for syscall in SYSCALLS {
-        let n = kill_at_every_call(syscall, &dir, &pristine, &all, tiny);
+        let n = kill_at_every_call(syscall, &dir, &pristine, &all, (tiny, sync));
         kills.push(format!("{syscall} {n}"));
         if syscall.contains("write") {
             writes += n;
@@ -270,8 +278,9 @@ fn kill_at_every_write(contiguous: bool, tiny: bool) {
     }
     assert!(writes > 10, "only {writes} kill points at writes");
     eprintln!(
-        "{} frame: killed at every call of each system call, then ran to completion: {}",
+        "{} frame{}: killed at every call of each system call, then ran to completion: {}",
         if contiguous { "contiguous" } else { "sparse" },
+        if sync { " (synced)" } else { "" },
         kills.join(", ")
     );
     let _ = std::fs::remove_dir_all(&dir);
@@ -284,7 +293,7 @@ fn kill_at_every_call(
     dir: &Path,
     pristine: &Path,
     all: &[State],
-    tiny: bool,
+    (tiny, sync): (bool, bool),
 ) -> usize {
     let exe = std::env::current_exe().unwrap();
     for k in 1..2000 {
@@ -307,6 +316,7 @@ fn kill_at_every_call(
             .env("B2F_CRASH_WRITER", &path)
             .env("B2F_CRASH_LOG", &log)
             .env("B2F_CRASH_TINY", if tiny { "1" } else { "" })
+            .env("B2F_CRASH_SYNC", if sync { "1" } else { "" })
             .output()
             .expect("run strace (is it installed?)");
         let logged = std::fs::read_to_string(&log)
@@ -345,15 +355,25 @@ fn kill_at_every_call(
 
 #[test]
 fn contiguous_frames_survive_a_kill_at_every_write() {
-    kill_at_every_write(true, false);
+    kill_at_every_write(true, false, false);
 }
 
 #[test]
 fn sparse_frames_survive_a_kill_at_every_write() {
-    kill_at_every_write(false, false);
+    kill_at_every_write(false, false, false);
 }
 
 #[test]
 fn sparse_frames_moving_chunk_files_survive_a_kill_at_every_write() {
-    kill_at_every_write(false, true);
+    kill_at_every_write(false, true, false);
+}
+
+#[test]
+fn synced_contiguous_frames_survive_a_kill_at_every_write() {
+    kill_at_every_write(true, false, true);
+}
+
+#[test]
+fn synced_sparse_frames_survive_a_kill_at_every_write() {
+    kill_at_every_write(false, false, true);
 }

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 use b2frame::chunk::{CParams, SpecialValue};
-use b2frame::schunk::{CreateOptions, SChunk};
+use b2frame::schunk::{CreateOptions, OpenOptions, SChunk};
 use b2frame::Error;
 
 const CHUNK: usize = 4000;
@@ -19,15 +19,28 @@ const CHUNK: usize = 4000;
 /// test harness can still print. Each is swept on its own: strace counts invocations per system
 /// call, so `when=K` over a set would fault the K-th call of whichever comes first and skip the
 /// calls of the others in between.
-const SYSCALLS: [&str; 7] = [
+const SYSCALLS: [&str; 9] = [
     "pwrite64",
     "pwritev",
     "ftruncate",
     "rename",
+    "link",
+    "linkat",
     "fsync",
     "fdatasync",
     "mkdir",
 ];
+
+/// One run of the sweep.
+#[derive(Clone, Copy, Debug)]
+struct Case {
+    contiguous: bool,
+    errno: &'static str,
+    /// Big chunks whose updates end in compactions (`compaction_ops`).
+    compaction: bool,
+    /// The writer syncs every commit (`OpenOptions::sync`): fsync and fdatasync fail too.
+    sync: bool,
+}
 
 /// Chunks of the compaction run: incompressible, so that a few updates leave more dead space
 /// than live data and the frame is rewritten.
@@ -206,10 +219,16 @@ fn io_fault_writer_child() {
         return; // not the child
     };
     let path = Path::new(&path);
-    let s = SChunk::open(path, true).unwrap();
+    let flag = |name: &str| std::env::var(name).as_deref() == Ok("1");
+    let opts = OpenOptions {
+        writable: true,
+        sync: flag("B2F_FAULT_SYNC"),
+        ..OpenOptions::default()
+    };
+    let s = SChunk::open_with(path, &opts).unwrap();
     let mut model = state_of(&s);
     let mut failed = 0;
-    let compaction = std::env::var("B2F_FAULT_COMPACTION").as_deref() == Ok("1");
+    let compaction = flag("B2F_FAULT_COMPACTION");
     for (name, op, apply) in if compaction { compaction_ops() } else { ops() } {
         match op(&s) {
             Ok(()) => apply(&mut model),
@@ -246,9 +265,15 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-fn fault_at_every_write(contiguous: bool, errno: &str, compaction: bool) {
+fn fault_at_every_write(case: Case) {
+    let Case {
+        contiguous,
+        errno,
+        compaction,
+        sync,
+    } = case;
     let dir = std::env::temp_dir().join(format!(
-        "b2f-faults-{}-{contiguous}-{errno}-{compaction}",
+        "b2f-faults-{}-{contiguous}-{errno}-{compaction}-{sync}",
         std::process::id()
     ));
     let _ = std::fs::remove_dir_all(&dir);
@@ -264,7 +289,7 @@ fn fault_at_every_write(contiguous: bool, errno: &str, compaction: bool) {
     let mut faults = vec![];
     let mut writes = 0;
     for syscall in SYSCALLS {
-        let n = fault_at_every_call(syscall, errno, &dir, &pristine, compaction);
+        let n = fault_at_every_call(syscall, case, &dir, &pristine);
         faults.push(format!("{syscall} {n}"));
         if syscall.contains("write") {
             writes += n;
@@ -272,8 +297,7 @@ fn fault_at_every_write(contiguous: bool, errno: &str, compaction: bool) {
     }
     assert!(writes > 10, "only {writes} fault points at writes");
     eprintln!(
-        "{} frame, {errno}: each fault left the frame as it was; fault points: {}",
-        if contiguous { "contiguous" } else { "sparse" },
+        "{case:?}: each fault left the frame as it was; fault points: {}",
         faults.join(", ")
     );
     let _ = std::fs::remove_dir_all(&dir);
@@ -281,13 +305,9 @@ fn fault_at_every_write(contiguous: bool, errno: &str, compaction: bool) {
 
 /// Faults the K-th call of `syscall` with `errno`, for K = 1, 2, ... until the writer runs
 /// without a fault. Returns the number of faults.
-fn fault_at_every_call(
-    syscall: &str,
-    errno: &str,
-    dir: &Path,
-    pristine: &Path,
-    compaction: bool,
-) -> usize {
+fn fault_at_every_call(syscall: &str, case: Case, dir: &Path, pristine: &Path) -> usize {
+    let errno = case.errno;
+    let flag = |on: bool| if on { "1" } else { "" };
     // How many calls there are, from a run without faults: a fault that only meets the
     // compaction fails no operation, so the operations' failures cannot tell when K is past
     // the last call.
@@ -307,7 +327,8 @@ fn fault_at_every_call(
                 "-q",
             ])
             .env("B2F_FAULT_WRITER", &path)
-            .env("B2F_FAULT_COMPACTION", if compaction { "1" } else { "" })
+            .env("B2F_FAULT_COMPACTION", flag(case.compaction))
+            .env("B2F_FAULT_SYNC", flag(case.sync))
             .output()
             .expect("run strace (is it installed?)");
         assert!(
@@ -354,22 +375,61 @@ fn fault_at_every_call(
     calls
 }
 
+fn case(contiguous: bool, errno: &'static str) -> Case {
+    Case {
+        contiguous,
+        errno,
+        compaction: false,
+        sync: false,
+    }
+}
+
 #[test]
 fn contiguous_frames_survive_disk_full_at_every_write() {
-    fault_at_every_write(true, "ENOSPC", false);
+    fault_at_every_write(case(true, "ENOSPC"));
 }
 
 #[test]
 fn sparse_frames_survive_disk_full_at_every_write() {
-    fault_at_every_write(false, "ENOSPC", false);
+    fault_at_every_write(case(false, "ENOSPC"));
 }
 
 #[test]
 fn contiguous_frames_survive_io_errors_at_every_write() {
-    fault_at_every_write(true, "EIO", false);
+    fault_at_every_write(case(true, "EIO"));
 }
 
 #[test]
 fn compaction_that_meets_a_full_disk_leaves_the_commit_before_it() {
-    fault_at_every_write(true, "ENOSPC", true);
+    fault_at_every_write(Case {
+        compaction: true,
+        ..case(true, "ENOSPC")
+    });
+}
+
+/// With sync, a failed fsync or fdatasync (the commit not known to be on disk) fails the call
+/// and the commit is undone: the old header written back, the old index file renamed back.
+#[test]
+fn synced_contiguous_frames_undo_a_commit_whose_sync_fails() {
+    fault_at_every_write(Case {
+        sync: true,
+        ..case(true, "EIO")
+    });
+}
+
+#[test]
+fn synced_sparse_frames_undo_a_commit_whose_sync_fails() {
+    fault_at_every_write(Case {
+        sync: true,
+        ..case(false, "EIO")
+    });
+}
+
+#[test]
+fn synced_compaction_that_fails_leaves_the_commit_before_it() {
+    fault_at_every_write(Case {
+        compaction: true,
+        sync: true,
+        ..case(true, "EIO")
+    });
 }

@@ -136,7 +136,7 @@ def chunk_sizes(chunk):
 
 # ---- frames ----
 
-READ, WRITE = 1, 2
+READ, WRITE, SYNC = 1, 2, 4
 SPECIAL_ZERO, SPECIAL_NAN, SPECIAL_UNINIT = 1, 2, 4
 
 
@@ -146,6 +146,7 @@ class Storage(ctypes.Structure):
         ("contiguous", ctypes.c_bool),
         ("chunksize", ctypes.c_int32),
         ("cparams", CParams),
+        ("sync", ctypes.c_bool),
     ]
 
 
@@ -202,11 +203,12 @@ class Frame:
         return cls(h)
 
     @classmethod
-    def create(cls, path=None, contiguous=True, chunksize=0, **cparams_kwargs):
+    def create(cls, path=None, contiguous=True, chunksize=0, sync=False, **cparams_kwargs):
         s = Storage()
         s.struct_size = ctypes.sizeof(Storage)
         s.contiguous = contiguous
         s.chunksize = chunksize
+        s.sync = sync
         s.cparams = cparams(**cparams_kwargs)
         h = ctypes.c_void_p()
         _check(lib.b2f_create(_path(path), ctypes.byref(s), ctypes.byref(h)))

@@ -10,12 +10,16 @@ use super::chunk::b2f_cparams;
 use super::error::b2f_status;
 use crate::chunk::SpecialValue;
 use crate::error::{Error, Result};
-use crate::schunk::{CreateOptions, SChunk};
+use crate::schunk::{CreateOptions, OpenOptions, SChunk};
 
 /// Open for reading.
 pub const B2F_READ: u32 = 1;
 /// Open for writing (`B2F_READ | B2F_WRITE` opens an existing frame for update).
 pub const B2F_WRITE: u32 = 2;
+/// With `B2F_WRITE`: every change is on disk (fsync) before its call returns, so it survives
+/// a power loss, not only a killed process; a call whose sync fails leaves the frame as it
+/// was. Slower: each commit waits for the disk. No effect on frames in memory.
+pub const B2F_SYNC: u32 = 4;
 
 /// Special values for `b2f_fill_special` (c-blosc2's ids).
 pub const B2F_SPECIAL_ZERO: i32 = 1;
@@ -39,6 +43,21 @@ pub struct b2f_storage {
     pub chunksize: i32,
     /// Compression parameters of the frame's chunks.
     pub cparams: b2f_cparams,
+    /// Sync every change to disk, as `B2F_SYNC` does for `b2f_open` (default false).
+    pub sync: bool,
+}
+
+impl b2f_storage {
+    /// A contiguous frame of variable-length chunks, c-blosc2's default cparams, no sync.
+    pub(crate) fn defaults() -> Self {
+        b2f_storage {
+            struct_size: std::mem::size_of::<b2f_storage>() as u32,
+            contiguous: true,
+            chunksize: 0,
+            cparams: b2f_cparams::defaults(),
+            sync: false,
+        }
+    }
 }
 
 /// What `b2f_get_info` reports. Set `struct_size` before the call; a smaller (older) struct
@@ -80,14 +99,15 @@ pub(crate) unsafe fn frame_ref<'a>(f: *const b2f_frame) -> Result<&'a SChunk> {
     Ok(unsafe { &(*f).schunk })
 }
 
-fn parse_mode(mode: u32) -> Result<bool> {
-    if mode == 0 || mode & !(B2F_READ | B2F_WRITE) != 0 {
+/// The open mode as (writable, sync).
+fn parse_mode(mode: u32) -> Result<(bool, bool)> {
+    if mode & (B2F_READ | B2F_WRITE) == 0 || mode & !(B2F_READ | B2F_WRITE | B2F_SYNC) != 0 {
         bail!(
             invalid,
-            "mode {mode} is not B2F_READ, B2F_WRITE or B2F_READ | B2F_WRITE"
+            "mode {mode} is not B2F_READ, B2F_WRITE or B2F_READ | B2F_WRITE (optionally | B2F_SYNC)"
         );
     }
-    Ok(mode & B2F_WRITE != 0)
+    Ok((mode & B2F_WRITE != 0, mode & B2F_SYNC != 0))
 }
 
 pub(crate) fn into_handle(schunk: SChunk, out: *mut *mut b2f_frame) -> Result<()> {
@@ -103,8 +123,9 @@ pub(crate) fn into_handle(schunk: SChunk, out: *mut *mut b2f_frame) -> Result<()
 }
 
 /// Opens the frame at `urlpath`: a file (contiguous frame) or a directory (sparse frame).
-/// `mode` is `B2F_READ`, or `B2F_READ | B2F_WRITE` to change it. Only the header, trailer and
-/// index are read; chunks are read when asked for.
+/// `mode` is `B2F_READ`, or `B2F_READ | B2F_WRITE` to change it, optionally with `B2F_SYNC`
+/// (changes synced to disk before each call returns). Only the header, trailer and index are
+/// read; chunks are read when asked for.
 ///
 /// Returns `B2F_OK` and a new handle in `*frame_out`; `B2F_ERR_IO` (missing file, permission),
 /// `B2F_ERR_FORMAT` (not a frame), `B2F_ERR_CORRUPT` (inconsistent frame),
@@ -145,13 +166,13 @@ pub unsafe extern "C" fn b2f_open_offset(
         }
         // SAFETY: per the contract.
         let path = unsafe { string(urlpath, "urlpath") }?;
-        let writable = parse_mode(mode)?;
-        let s = if offset == 0 {
-            SChunk::open(Path::new(path), writable)?
-        } else {
-            SChunk::open_offset(Path::new(path), offset, writable)?
+        let (writable, sync) = parse_mode(mode)?;
+        let opts = OpenOptions {
+            writable,
+            sync,
+            offset,
         };
-        into_handle(s, frame_out)
+        into_handle(SChunk::open_with(Path::new(path), &opts)?, frame_out)
     })
 }
 
@@ -174,7 +195,7 @@ pub unsafe extern "C" fn b2f_open_buffer(
         }
         // SAFETY: per the contract.
         let bytes = unsafe { input(buf.cast(), len, "buf") }?;
-        let writable = parse_mode(mode)?;
+        let (writable, _in_memory_needs_no_sync) = parse_mode(mode)?;
         let s = SChunk::open_buffer_mode(bytes.to_vec(), writable)?;
         into_handle(s, frame_out)
     })
@@ -215,14 +236,8 @@ pub unsafe extern "C" fn b2f_create(
 /// # Safety
 /// `s` is NULL or points to a `b2f_storage` of at least `s->struct_size` bytes.
 pub(crate) unsafe fn read_storage(s: *const b2f_storage) -> Result<CreateOptions> {
-    let defaults = b2f_storage {
-        struct_size: std::mem::size_of::<b2f_storage>() as u32,
-        contiguous: true,
-        chunksize: 0,
-        cparams: b2f_cparams::defaults(),
-    };
     // SAFETY: per the contract.
-    let st = unsafe { read_versioned(s, defaults, "storage") }?;
+    let st = unsafe { read_versioned(s, b2f_storage::defaults(), "storage") }?;
     // A zeroed (unset) cparams means c-blosc2's defaults.
     let cp = if st.cparams.struct_size == 0 {
         b2f_cparams::defaults()
@@ -235,7 +250,7 @@ pub(crate) unsafe fn read_storage(s: *const b2f_storage) -> Result<CreateOptions
         contiguous: st.contiguous,
         chunksize: st.chunksize,
         params,
-        sync: false,
+        sync: st.sync,
     })
 }
 

@@ -4,7 +4,6 @@
 use std::ffi::{c_char, c_void};
 
 use super::boundary::{copy_out, guard, input, optional_path, output, read_versioned, string};
-use super::chunk::b2f_cparams;
 use super::error::b2f_status;
 use super::frame::{b2f_frame, b2f_storage, frame_ref, into_handle, read_storage};
 use crate::error::Result;
@@ -168,12 +167,7 @@ pub unsafe extern "C" fn b2f_nd_create(
             bail!(invalid, "ndim {ndim} is outside 0..={B2F_MAX_DIM}");
         }
         let nd = ndim as usize;
-        let defaults = b2f_storage {
-            struct_size: std::mem::size_of::<b2f_storage>() as u32,
-            contiguous: true,
-            chunksize: 0,
-            cparams: b2f_cparams::defaults(),
-        };
+        let defaults = b2f_storage::defaults();
         let s = if s.is_null() {
             &defaults as *const b2f_storage
         } else {

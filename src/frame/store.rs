@@ -24,7 +24,9 @@
 //!
 //! No fsync is done by default: the order above survives the writer being killed (the page
 //! cache outlives the process). Surviving power loss needs the `sync` option, which syncs
-//! the data before the commit write and the commit write itself.
+//! the data before the commit write and the commit write itself, and the directory after
+//! files are created or renamed. A commit whose sync fails is undone (the old header written
+//! back, the old index file renamed back), so the failed call leaves the frame as it was.
 
 use std::borrow::Cow;
 use std::fs::{self, File, OpenOptions};
@@ -224,6 +226,14 @@ impl Store {
         }
     }
 
+    /// Whether commits are synced to disk.
+    fn syncs(&self) -> bool {
+        match self {
+            Store::Mem(_) => false,
+            Store::File { sync, .. } | Store::Dir { sync, .. } => *sync,
+        }
+    }
+
     fn sync(&self) -> Result<()> {
         if let Store::File {
             file,
@@ -236,6 +246,16 @@ impl Store {
                 .map_err(|e| io_err("cannot sync", path, e))?;
         }
         Ok(())
+    }
+
+    /// Writes `bytes` over `old`, the frame's first bytes: the commit point of an in-place
+    /// change, synced when the store syncs. If that sync fails, `old` is written back, so the
+    /// failed call leaves the frame as it was.
+    fn write_start(&mut self, bytes: &[u8], old: &[u8]) -> Result<()> {
+        self.write(0, bytes)?;
+        self.sync().inspect_err(|_| {
+            let _ = self.write(0, old);
+        })
     }
 }
 
@@ -615,11 +635,10 @@ impl Frame {
             self.store.write(pos, &tail)?;
             self.store.sync()?;
             // The commit point: one small write of the fixed header.
-            let mut fixed = vec![0u8; header::FIXED_LEN];
-            fixed.copy_from_slice(&self.store.read(0, header::FIXED_LEN as u64)?);
+            let old = self.store.read(0, header::FIXED_LEN as u64)?.to_vec();
+            let mut fixed = old.clone();
             p.header.write_fixed(&mut fixed);
-            self.store.write(0, &fixed)?;
-            self.store.sync()?;
+            self.store.write_start(&fixed, &old)?;
             self.dead_bytes += pos - self.data_end_committed()
                 + p.removed.iter().map(|&(_, s)| u64::from(s)).sum::<u64>();
         }
@@ -663,25 +682,16 @@ impl Frame {
                 if *base != 0 {
                     file.write_all_at(&image, *base)
                         .map_err(|e| io_err("cannot write", path, e))?;
+                    if *sync {
+                        file.sync_data()
+                            .map_err(|e| io_err("cannot sync", path, e))?;
+                    }
                     return Ok(());
                 }
-                let tmp = temp_path(path);
                 // The new file's handle is kept: nothing to reopen once it has taken the old
                 // one's place.
-                let replaced = create_file(&tmp, &image, *sync).and_then(|new| {
-                    fs::rename(&tmp, &*path).map_err(|e| io_err("cannot replace", path, e))?;
-                    Ok(new)
-                });
-                match replaced {
-                    Ok(new) => {
-                        *file = new;
-                        Ok(())
-                    }
-                    Err(e) => {
-                        let _ = fs::remove_file(&tmp);
-                        Err(e)
-                    }
-                }
+                *file = replace_file(path, &image, *sync)?;
+                Ok(())
             }
             Store::Dir { .. } => bail!(invalid, "sparse frames are not replaced whole"),
         }
@@ -806,10 +816,11 @@ impl Frame {
         p.header.has_vlmeta = !p.vlmeta.is_empty();
         p.header.set_general_flags(self.vl_blocks);
         let image = sparse_index_image(&mut p.header, &p.offsets, &p.vlmeta)?;
-        let path = dir.join(SPARSE_INDEX);
-        let tmp = temp_path(&path);
-        write_file(&tmp, &image, sync)?;
-        fs::rename(&tmp, &path).map_err(|e| io_err("cannot replace", &path, e))?;
+        if sync {
+            // The new chunk files exist on disk before the index names them.
+            sync_dir(&dir)?;
+        }
+        replace_file(&dir.join(SPARSE_INDEX), &image, sync)?;
         for g in gone {
             let _ = fs::remove_file(g);
         }
@@ -876,18 +887,24 @@ impl Frame {
             }
             _ => path.to_path_buf(),
         };
+        // A frame that syncs its commits syncs its copies too.
+        let sync = self.store.syncs();
         let tmp = temp_path(&target);
         let built = if contiguous {
             self.to_contiguous_image()
-                .and_then(|image| write_file(&tmp, &image, false))
+                .and_then(|image| write_file(&tmp, &image, sync))
         } else {
-            self.save_sparse(&tmp)
+            self.save_sparse(&tmp, sync)
         };
         if let Err(e) = built {
             remove_path(&tmp);
             return Err(e);
         }
-        replace_path(&tmp, &target)
+        replace_path(&tmp, &target)?;
+        if sync {
+            sync_dir(parent_dir(&target))?;
+        }
+        Ok(())
     }
 
     /// Whether `path` names this frame's file or directory.
@@ -905,7 +922,7 @@ impl Frame {
     }
 
     /// Writes a sparse copy of the frame into the new directory `path`.
-    fn save_sparse(&self, path: &Path) -> Result<()> {
+    fn save_sparse(&self, path: &Path, sync: bool) -> Result<()> {
         fs::create_dir(path).map_err(|e| io_err("cannot create directory", path, e))?;
         let mut h = self.header.clone();
         h.frame_type = header::SPARSE;
@@ -916,7 +933,7 @@ impl Frame {
         for i in 0..ix.len() {
             match self.chunk_data(i)? {
                 super::ChunkData::Stored(b) => {
-                    write_file(&path.join(chunk_file_name(id)), &b, false)?;
+                    write_file(&path.join(chunk_file_name(id)), &b, sync)?;
                     cbytes += b.len() as i64;
                     offsets.push(id as i64);
                     id += 1;
@@ -927,7 +944,11 @@ impl Frame {
         h.cbytes = cbytes;
         h.has_vlmeta = !self.vlmeta.is_empty();
         let image = sparse_index_image(&mut h, &offsets, &self.vlmeta)?;
-        write_file(&path.join(SPARSE_INDEX), &image, false)
+        write_file(&path.join(SPARSE_INDEX), &image, sync)?;
+        if sync {
+            sync_dir(path)?;
+        }
+        Ok(())
     }
 
     /// Creates a new empty frame in `store` with `header` (whose lengths are computed here).
@@ -938,11 +959,15 @@ impl Frame {
         header.set_general_flags(vl_blocks);
         let trailer = trailer::encode(&[]);
         let image = match &store {
-            Store::Dir { dir, .. } => {
+            Store::Dir { dir, sync, .. } => {
                 header.frame_type = header::SPARSE;
                 fs::create_dir_all(dir).map_err(|e| io_err("cannot create directory", dir, e))?;
                 let image = sparse_index_image(&mut header, &[], &[])?;
-                write_file(&dir.join(SPARSE_INDEX), &image, false)?;
+                write_file(&dir.join(SPARSE_INDEX), &image, *sync)?;
+                if *sync {
+                    sync_dir(dir)?;
+                    sync_dir(parent_dir(dir))?;
+                }
                 image
             }
             _ => {
@@ -958,12 +983,21 @@ impl Frame {
         match &mut store {
             Store::Mem(buf) => *buf = image,
             Store::File {
-                file, path, base, ..
+                file,
+                path,
+                base,
+                sync,
+                ..
             } => {
                 file.set_len(*base)
                     .map_err(|e| io_err("cannot truncate", path, e))?;
                 file.write_all_at(&image, *base)
                     .map_err(|e| io_err("cannot write", path, e))?;
+                if *sync {
+                    file.sync_all()
+                        .map_err(|e| io_err("cannot sync", path, e))?;
+                    sync_dir(parent_dir(path))?;
+                }
             }
             Store::Dir { .. } => {}
         }
@@ -1000,12 +1034,21 @@ impl Frame {
             Store::Dir { dir, sync, .. } => {
                 let path = dir.join(SPARSE_INDEX);
                 let mut image = fs::read(&path).map_err(|e| io_err("cannot read", &path, e))?;
-                image[..bytes.len()].copy_from_slice(&bytes);
-                let tmp = temp_path(&path);
-                write_file(&tmp, &image, *sync)?;
-                fs::rename(&tmp, &path).map_err(|e| io_err("cannot replace", &path, e))?;
+                let Some(start) = image.get_mut(..bytes.len()) else {
+                    bail!(
+                        corrupt,
+                        "{}: {} bytes, shorter than the frame's header",
+                        path.display(),
+                        image.len()
+                    );
+                };
+                start.copy_from_slice(&bytes);
+                replace_file(&path, &image, *sync)?;
             }
-            _ => self.store.write(0, &bytes)?,
+            _ => {
+                let old = self.store.read(0, bytes.len() as u64)?.to_vec();
+                self.store.write_start(&bytes, &old)?;
+            }
         }
         self.header = h;
         Ok(())
@@ -1026,12 +1069,8 @@ impl Frame {
         let trailer = trailer::encode(&self.vlmeta);
         match &self.store {
             Store::Dir { dir, sync, .. } => {
-                let (dir, sync) = (dir.clone(), *sync);
                 let image = sparse_index_image(&mut h, &[], &self.vlmeta)?;
-                let path = dir.join(SPARSE_INDEX);
-                let tmp = temp_path(&path);
-                write_file(&tmp, &image, sync)?;
-                fs::rename(&tmp, &path).map_err(|e| io_err("cannot replace", &path, e))?;
+                replace_file(&dir.join(SPARSE_INDEX), &image, *sync)?;
             }
             _ => {
                 let mut image = h.encode();
@@ -1114,6 +1153,49 @@ pub fn replace_path(tmp: &Path, path: &Path) -> Result<()> {
 pub fn remove_path(path: &Path) {
     if fs::remove_dir_all(path).is_err() {
         let _ = fs::remove_file(path);
+    }
+}
+
+/// Replaces the file `path` with `data`: a temporary file, then one atomic rename. With
+/// `sync`, the data and then the rename are on disk before this returns, and if syncing the
+/// rename fails the old file is put back (it keeps a second name until then), so an error
+/// always leaves what was there. Returns the new file, open for reading and writing.
+fn replace_file(path: &Path, data: &[u8], sync: bool) -> Result<File> {
+    let tmp = temp_path(path);
+    let replaced = create_file(&tmp, data, sync).and_then(|file| {
+        let rename = || fs::rename(&tmp, path).map_err(|e| io_err("cannot replace", path, e));
+        if !sync {
+            return rename().map(|()| file);
+        }
+        let mut old = temp_path(path).into_os_string();
+        old.push("-old");
+        let old = PathBuf::from(old);
+        fs::hard_link(path, &old).map_err(|e| io_err("cannot link", path, e))?;
+        let durable = rename().and_then(|()| sync_dir(parent_dir(path)));
+        if durable.is_err() {
+            let _ = fs::rename(&old, path);
+        }
+        let _ = fs::remove_file(&old);
+        durable.map(|()| file)
+    });
+    if replaced.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    replaced
+}
+
+/// Makes the entries of directory `dir` (files created, renamed or removed) durable.
+fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| io_err("cannot sync directory", dir, e))
+}
+
+/// The directory that holds `path` (`.` for a bare file name).
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
     }
 }
 
