@@ -1,6 +1,7 @@
 /* N-dim slicing benchmark: b2frame's b2f_nd_get_slice against c-blosc2's
  * b2nd_get_slice_cbuffer on the same ~1 GiB 3-D float64 array file, in one process, one
- * thread each, the two libraries alternating in every repetition. Reads a single element, a
+ * thread each, the two libraries alternating in every repetition; and writes
+ * (b2f_nd_set_slice against b2nd_set_slice_cbuffer, run_writes). Reads a single element, a
  * row (last axis), a column (first axis) and a 10% hyper-slab, for two chunk layouts:
  * python-blosc2's default for this shape and a cubic one. Also times decoding one whole chunk
  * with b2frame, to show that a single element costs about one block, not one chunk.
@@ -161,6 +162,98 @@ static void run_layout(const char *label, const char *path, int64_t side, const 
   remove(path);
 }
 
+/* Writing: the same 256^3 float64 array (128 MiB) written from memory into a new file by
+ * b2f_nd_set_slice and by b2nd_set_slice_cbuffer, in slabs along the first axis that are
+ * whole chunk rows (every chunk written once, from nothing) or not (chunks read back,
+ * changed and rewritten). zstd clevel 1, shuffle, 1 thread; the two libraries alternate. */
+static void run_writes(const char *dir, int reps) {
+  enum { SIDE = 256 };
+  int64_t shape[3] = {SIDE, SIDE, SIDE};
+  int32_t chunks[3] = {64, 64, 64}, blocks[3] = {16, 32, 32};
+  size_t n = (size_t)SIDE * SIDE * SIDE;
+  double *data = malloc(n * sizeof(double));
+  for (size_t i = 0; i < n; i++) data[i] = sin((double)(i / SIDE) * 0.01) + (double)(i % SIDE) * 1e-3;
+  char ours[4096], theirs[4096];
+  snprintf(ours, sizeof ours, "%s/b2f-bench-write-%d.b2nd", dir, (int)getpid());
+  snprintf(theirs, sizeof theirs, "%s/b2f-bench-write-c-%d.b2nd", dir, (int)getpid());
+  printf("\n## writes: shape %dx%dx%d float64 (128 MiB), chunks 64x64x64, blocks 16x32x32, "
+         "zstd clevel 1 shuffle\n\n", SIDE, SIDE, SIDE);
+  printf("| slabs | b2frame | c-blosc2 | speed ratio (c-blosc2 time / b2frame time) |\n");
+  printf("|---|---:|---:|---:|\n");
+  int64_t slabs[2] = {64, 50};
+  for (int q = 0; q < 2; q++) {
+    double *ta = malloc(reps * sizeof(double)), *tb = malloc(reps * sizeof(double));
+    for (int r = 0; r < reps; r++) {
+      double s0 = now();
+      b2f_storage s;
+      memset(&s, 0, sizeof s);
+      s.struct_size = sizeof s;
+      s.contiguous = true;
+      b2f_cparams_default(&s.cparams);
+      s.cparams.codec = 5;
+      s.cparams.clevel = 1;
+      b2f_frame *f = NULL;
+      int rc = b2f_nd_create(ours, &s, 3, shape, chunks, blocks, "<f8", &f);
+      if (rc) die("b2f_nd_create", rc);
+      for (int64_t i0 = 0; i0 < SIDE; i0 += slabs[q]) {
+        int64_t start[3] = {i0, 0, 0}, stop[3] = {i0 + slabs[q] < SIDE ? i0 + slabs[q] : SIDE, SIDE, SIDE};
+        rc = b2f_nd_set_slice(f, start, stop, data + i0 * SIDE * SIDE,
+                              (size_t)(stop[0] - i0) * SIDE * SIDE * sizeof(double));
+        if (rc) die("b2f_nd_set_slice", rc);
+      }
+      b2f_close(f);
+      double s1 = now();
+      blosc2_remove_urlpath(theirs);
+      blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
+      cp.compcode = 5, cp.clevel = 1, cp.typesize = 8, cp.nthreads = 1;
+      blosc2_dparams dp = BLOSC2_DPARAMS_DEFAULTS;
+      blosc2_storage st = {.contiguous = true, .urlpath = theirs, .cparams = &cp, .dparams = &dp};
+      b2nd_context_t *ctx = b2nd_create_ctx(&st, 3, shape, chunks, blocks, "<f8", DTYPE_NUMPY_FORMAT, NULL, 0);
+      b2nd_array_t *arr = NULL;
+      if (b2nd_zeros(ctx, &arr) < 0) die("b2nd_zeros", -1);
+      for (int64_t i0 = 0; i0 < SIDE; i0 += slabs[q]) {
+        int64_t start[3] = {i0, 0, 0}, stop[3] = {i0 + slabs[q] < SIDE ? i0 + slabs[q] : SIDE, SIDE, SIDE};
+        int64_t bshape[3] = {stop[0] - i0, SIDE, SIDE};
+        if (b2nd_set_slice_cbuffer(data + i0 * SIDE * SIDE, bshape,
+                                   bshape[0] * SIDE * SIDE * (int64_t)sizeof(double), start, stop, arr) < 0)
+          die("b2nd_set_slice_cbuffer", -1);
+      }
+      b2nd_free(arr);
+      b2nd_free_ctx(ctx);
+      double s2 = now();
+      ta[r] = s1 - s0;
+      tb[r] = s2 - s1;
+    }
+    /* Both files hold the same array. */
+    b2f_frame *f = NULL;
+    b2nd_array_t *arr = NULL;
+    if (b2f_open(ours, B2F_READ, &f)) die("b2f_open", -1);
+    if (b2nd_open(theirs, &arr) < 0) die("b2nd_open", -1);
+    double *a = malloc(n * sizeof(double)), *b = malloc(n * sizeof(double));
+    int64_t zero[3] = {0, 0, 0};
+    if (b2f_nd_get_slice(f, zero, shape, a, n * sizeof(double))) die("b2f_nd_get_slice", -1);
+    if (b2nd_get_slice_cbuffer(arr, zero, shape, b, shape, (int64_t)(n * sizeof(double))) < 0)
+      die("b2nd_get_slice_cbuffer", -1);
+    if (memcmp(a, b, n * sizeof(double)) || memcmp(a, data, n * sizeof(double))) {
+      fprintf(stderr, "writes: the two files differ\n");
+      exit(1);
+    }
+    free(a);
+    free(b);
+    b2nd_free(arr);
+    b2f_close(f);
+    double ma = median(ta, reps), mb = median(tb, reps);
+    printf("| %s (%lld x 256 x 256) | %.1f ms | %.1f ms | %.2f |\n",
+           q == 0 ? "whole chunk rows" : "not chunk-aligned", (long long)slabs[q], ma * 1e3, mb * 1e3,
+           mb / ma);
+    free(ta);
+    free(tb);
+  }
+  remove(ours);
+  blosc2_remove_urlpath(theirs);
+  free(data);
+}
+
 int main(int argc, char **argv) {
   int reps = 9;
   int64_t side = 512;
@@ -182,6 +275,7 @@ int main(int argc, char **argv) {
   run_layout("python-blosc2 default layout", path, side, c1, b1, reps);
   int32_t c2[3] = {128, 128, 128}, b2[3] = {16, 32, 32};
   run_layout("cubic chunks", path, side, c2, b2, reps);
+  run_writes(dir, reps);
   blosc2_destroy();
   return 0;
 }

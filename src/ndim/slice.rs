@@ -511,34 +511,53 @@ impl<'a> Array<'a> {
             );
         }
         let nd = g.ndim();
-        let all_blocks: Vec<i64> = g.blocks_per_dim.iter().map(|&b| b - 1).collect();
+        let bsize = g.block_nbytes();
+        // One decoded and one compressed chunk, reused for every chunk of the slab.
+        let mut chunk = vec![0u8; g.chunk_nbytes()];
+        let mut compressed = vec![0u8; chunk::compress::max_compressed_size(chunk.len())];
         for w in self.plan(start, stop) {
-            let mut chunk = if w.index < self.schunk.nchunks() as i64 {
-                self.schunk.get_chunk_vec(w.index)?
-            } else {
+            let nchunks = self.schunk.nchunks() as i64;
+            if w.index >= nchunks {
                 bail!(
                     corrupt,
-                    "array chunk {}: the frame holds only {} chunks",
-                    w.index,
-                    self.schunk.nchunks()
+                    "array chunk {}: the frame holds only {nchunks} chunks",
+                    w.index
                 );
+            }
+            let in_array = |d: usize| {
+                let origin = w.coords[d] * g.chunkshape[d];
+                (origin, (origin + g.chunkshape[d]).min(g.shape[d]))
             };
-            self.check_chunk_nbytes(chunk.len(), &format!("array chunk {}", w.index))?;
-            let bsize = g.block_nbytes();
-            let block_strides = c_strides(&g.blocks_per_dim);
-            for bc in grid(&vec![0; nd], &all_blocks) {
-                let k = (0..nd).map(|d| bc[d] * block_strides[d]).sum::<i64>() as usize;
+            let covered = (0..nd).all(|d| {
+                let (origin, end) = in_array(d);
+                start[d] <= origin && end <= stop[d]
+            });
+            if covered {
+                // Every item of the chunk comes from the slab: the old chunk is not read, and
+                // its padding (past the array's edge, or past the chunkshape) is zeros.
+                let items: i64 = (0..nd).map(|d| in_array(d).1 - in_array(d).0).product();
+                if items as usize * g.itemsize != chunk.len() {
+                    chunk.fill(0);
+                }
+            } else {
+                let n = self
+                    .schunk
+                    .get_chunk(w.index, &mut chunk)
+                    .map_err(|e| e.context(format_args!("array chunk {}", w.index)))?;
+                self.check_chunk_nbytes(n, &format!("array chunk {}", w.index))?;
+            }
+            for (k, bc) in &w.blocks {
                 self.fill_block(
                     &w.coords,
-                    &bc,
+                    bc,
                     &mut chunk[k * bsize..(k + 1) * bsize],
                     start,
                     &slab,
                     src,
                 );
             }
-            let compressed = self.schunk.context().compress_to_vec(&chunk)?;
-            self.schunk.update_chunk(w.index, &compressed)?;
+            let n = self.schunk.context().compress(&chunk, &mut compressed)?;
+            self.schunk.update_chunk(w.index, &compressed[..n])?;
         }
         Ok(())
     }
