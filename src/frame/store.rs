@@ -909,16 +909,12 @@ impl Frame {
 
     /// Whether `path` names this frame's file or directory.
     fn is_stored_at(&self, path: &Path) -> bool {
-        use std::os::unix::fs::MetadataExt;
         let ours = match &self.store {
             Store::Mem(_) => return false,
             Store::File { file, .. } => file.metadata(),
             Store::Dir { dir, .. } => fs::metadata(dir),
         };
-        match (ours, fs::metadata(path)) {
-            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-            _ => false,
-        }
+        same_inode(ours, fs::metadata(path))
     }
 
     /// Writes a sparse copy of the frame into the new directory `path`.
@@ -1147,6 +1143,19 @@ pub fn replace_path(tmp: &Path, path: &Path) -> Result<()> {
     }
     remove_path(&aside);
     Ok(())
+}
+
+/// Whether two paths name the same file or directory.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    same_inode(fs::metadata(a), fs::metadata(b))
+}
+
+fn same_inode(a: std::io::Result<fs::Metadata>, b: std::io::Result<fs::Metadata>) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (a, b) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
 }
 
 /// Removes a file or a directory tree, ignoring failures (cleanup after an error).

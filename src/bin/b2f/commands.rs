@@ -66,15 +66,6 @@ fn check_output(out: &Path, force: bool) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Whether two paths name the same file or directory.
-fn same_file(a: &Path, b: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (fs::metadata(a), fs::metadata(b)) {
-        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
-        _ => false,
-    }
-}
-
 const INFO_HELP: &str = "\
 usage: b2f info FILE [--json]
 
@@ -732,7 +723,7 @@ pub fn convert(argv: &[String]) -> Result<i32, CliError> {
     };
     let (input, output) = (Path::new(&a.positional[0]), PathBuf::from(&a.positional[1]));
     check_output(&output, a.has("force"))?;
-    if same_file(input, &output) {
+    if store::same_file(input, &output) {
         return Err(CliError::fail(format!(
             "{}: IN and OUT are the same frame",
             output.display()
