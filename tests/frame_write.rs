@@ -464,3 +464,48 @@ fn save_replaces_what_is_at_the_path_and_refuses_the_frames_own_storage() {
     assert_eq!(entries(&dir), before);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Replacing a file whole (compaction, an empty frame's trailer, a sparse index, a save over
+/// an existing file) keeps the permissions the user gave it.
+#[test]
+fn replaced_files_keep_their_permissions() {
+    use b2frame::schunk::OpenOptions;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempdir("keep-mode");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let chmod =
+        |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    for sync in [false, true] {
+        for contiguous in [true, false] {
+            let path = dir.join(format!("f-{contiguous}-{sync}"));
+            drop(SChunk::create(Some(&path), &opts(contiguous, CHUNK as i32)).unwrap());
+            let watched = if contiguous {
+                path.clone()
+            } else {
+                path.join("chunks.b2frame")
+            };
+            chmod(&watched, 0o600);
+            let open = OpenOptions {
+                writable: true,
+                sync,
+                ..OpenOptions::default()
+            };
+            let s = SChunk::open_with(&path, &open).unwrap();
+            let what = format!("contiguous {contiguous}, sync {sync}");
+            // An empty frame's trailer change replaces it whole; so does a sparse index change.
+            s.vlmeta_set("note", b"x").unwrap();
+            assert_eq!(mode(&watched), 0o600, "{what}: vlmeta on an empty frame");
+            s.append(&data(1, CHUNK)).unwrap();
+            s.update(0, &data(2, CHUNK)).unwrap();
+            s.compact().unwrap();
+            assert_eq!(mode(&watched), 0o600, "{what}: after compaction");
+            check(&s, &[data(2, CHUNK)], &what);
+
+            let to = dir.join(format!("copy-{contiguous}-{sync}"));
+            std::fs::write(&to, b"old").unwrap();
+            chmod(&to, 0o640);
+            s.save(&to, true).unwrap();
+            assert_eq!(mode(&to), 0o640, "{what}: saved over a file");
+        }
+    }
+}

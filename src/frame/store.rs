@@ -1124,7 +1124,13 @@ pub fn replace_path(tmp: &Path, path: &Path) -> Result<()> {
             remove_path(tmp);
             return Err(io_err("cannot stat", path, e));
         }
-        Ok(m) => !m.is_dir() && !tmp.is_dir(),
+        Ok(m) => {
+            // The copy takes the place of what was there, with its permissions.
+            if m.is_dir() == tmp.is_dir() {
+                let _ = fs::set_permissions(tmp, m.permissions());
+            }
+            !m.is_dir() && !tmp.is_dir()
+        }
     };
     if both_files {
         return rename(tmp, path).inspect_err(|_| remove_path(tmp));
@@ -1168,23 +1174,36 @@ pub fn remove_path(path: &Path) {
 /// Replaces the file `path` with `data`: a temporary file, then one atomic rename. With
 /// `sync`, the data and then the rename are on disk before this returns, and if syncing the
 /// rename fails the old file is put back (it keeps a second name until then), so an error
-/// always leaves what was there. Returns the new file, open for reading and writing.
+/// always leaves what was there. The new file keeps the old one's permissions. Returns the
+/// new file, open for reading and writing.
 fn replace_file(path: &Path, data: &[u8], sync: bool) -> Result<File> {
     let tmp = temp_path(path);
-    let replaced = create_file(&tmp, data, sync).and_then(|file| {
+    let replaced = create_file(&tmp, data, false).and_then(|file| {
+        if let Ok(m) = fs::metadata(path) {
+            let _ = file.set_permissions(m.permissions());
+        }
         let rename = || fs::rename(&tmp, path).map_err(|e| io_err("cannot replace", path, e));
         if !sync {
             return rename().map(|()| file);
         }
+        file.sync_all()
+            .map_err(|e| io_err("cannot sync", &tmp, e))?;
         let mut old = temp_path(path).into_os_string();
         old.push("-old");
         let old = PathBuf::from(old);
-        fs::hard_link(path, &old).map_err(|e| io_err("cannot link", path, e))?;
+        // The old file keeps a second name until the rename is durable (none if it is gone).
+        let backup = match fs::hard_link(path, &old) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => return Err(io_err("cannot link", path, e)),
+        };
         let durable = rename().and_then(|()| sync_dir(parent_dir(path)));
-        if durable.is_err() {
-            let _ = fs::rename(&old, path);
+        if backup {
+            if durable.is_err() {
+                let _ = fs::rename(&old, path);
+            }
+            let _ = fs::remove_file(&old);
         }
-        let _ = fs::remove_file(&old);
         durable.map(|()| file)
     });
     if replaced.is_err() {
