@@ -13,14 +13,16 @@ use crate::error::{Error, Result};
 /// Largest dictionary c-blosc2 builds or accepts (`BLOSC2_MAXDICTSIZE`).
 pub const MAX_DICT_SIZE: usize = 32 * 1024;
 
-/// zstd level for a Blosc clevel, as c-blosc2 maps it (1..8 → 1,3,..,13 with 8 → max-2; 9 → max).
+/// zstd level for a Blosc clevel, as c-blosc2 maps it: 1..8 → 1, 3, .., 15; 9 → the maximum.
+/// (c-blosc2 means to map 8 near the maximum, but tests the mapped level, which is odd, against
+/// 8, so clevel 8 gives level 15; its chunks are what ours must equal.)
 pub fn level_for(clevel: u8) -> i32 {
-    // SAFETY: a pure query without arguments.
-    let max = unsafe { z::ZSTD_maxCLevel() };
     match clevel {
-        0..=7 => 2 * i32::from(clevel) - 1,
-        8 => max - 2,
-        _ => max,
+        0..=8 => 2 * i32::from(clevel) - 1,
+        _ => {
+            // SAFETY: a pure query without arguments.
+            unsafe { z::ZSTD_maxCLevel() }
+        }
     }
 }
 

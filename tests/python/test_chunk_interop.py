@@ -167,6 +167,21 @@ def test_chunks_are_byte_identical_to_c_blosc2(codec, pipeline):
     assert not differ, f"{len(differ)} cases differ, e.g. {differ[:5]}"
 
 
+@pytest.mark.parametrize("codec", [c for c in CODECS if c != b2frame.CODEC_BLOSCLZ])
+def test_every_clevel_gives_c_blosc2s_chunk(codec):
+    # Each codec maps clevel 1-9 to its own levels (zstd's 8 is 15, not near the maximum as
+    # c-blosc2's comment says): every level, not only the matrix's 0, 1, 5 and 9.
+    differ = []
+    for clevel, kind, pipeline in itertools.product(
+            range(10), ["smooth_f64", "noisy_f32", "random"], ["none", "shuffle"]):
+        data = dataset(kind, 300_000, 4, seed=clevel)
+        a = theirs(data, codec, clevel, pipeline, 4)
+        b = b2frame.compress(data, ours_params(codec, clevel, pipeline, 4))
+        if a != b:
+            differ.append((clevel, kind, pipeline, len(a), len(b)))
+    assert not differ, f"{len(differ)} chunks differ from c-blosc2's, e.g. {differ[:5]}"
+
+
 @pytest.mark.parametrize("pipeline", ["none", "shuffle", "bitshuffle", "delta+shuffle"])
 def test_blosclz_ratio_within_one_percent(pipeline):
     # Ours makes c-blosc2's decisions at every clevel (hash table sizes 12-14 bits, the second
