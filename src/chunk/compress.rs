@@ -204,38 +204,54 @@ struct Placement<'a> {
     raw: Vec<RawStream>,
 }
 
-/// A placed block: its chunk space, and its buffer to copy there but for its raw streams.
-type Ready<'a> = (&'a mut [u8], Vec<u8>, Vec<RawStream>);
+/// A placed block: its chunk space, and the buffer to copy there but for its raw streams
+/// (`None`: the block was compressed in place).
+type Ready<'a> = (&'a mut [u8], Option<Vec<u8>>, Vec<RawStream>);
+
+/// Compresses block `j` into the given room as the serial compressor does: its size and raw
+/// streams, or `None` if it does not fit.
+type Redo<'r> = dyn FnMut(usize, &mut [u8]) -> Result<Option<(usize, Vec<RawStream>)>> + 'r;
 
 impl<'a> Placement<'a> {
-    /// Records block `j`'s output (`None`: it did not fit its buffer), then hands out the
-    /// chunk space of every block now next in order, with the buffer to copy into it.
+    /// Records block `j`'s output (`None`: it did not fit its buffer), then adds to `ready`
+    /// the chunk space of every block now next in order, with the buffer to copy into it.
     fn finish(
         &mut self,
         j: usize,
         out: Vec<u8>,
         n: Option<usize>,
         raw: Vec<RawStream>,
-    ) -> Vec<Ready<'a>> {
-        match n {
-            Some(n) => {
-                self.waiting.insert(j, (out, n, raw));
-            }
-            None => {
-                self.full = true;
-                BUFFERS.give_back([out]);
-            }
+        ready: &mut Vec<Ready<'a>>,
+        redo: &mut Redo<'_>,
+    ) -> Result<()> {
+        let Some(n) = n else {
+            self.full = true;
+            BUFFERS.give_back([out]);
+            return Ok(());
+        };
+        if j != self.next || self.full {
+            self.waiting.insert(j, (out, n, raw));
+            return Ok(());
         }
-        let mut ready = Vec::new();
-        while !self.full {
-            let Some((block, n, raw)) = self.waiting.remove(&self.next) else {
-                break;
-            };
-            if n > self.rest.len() {
-                self.full = true;
+        // The block next in order goes straight in, without a stop in `waiting`.
+        let mut next = Some((out, n, raw));
+        while let Some((block, n, raw)) = next {
+            let (block, n, raw) = if self.rest.len() < block.len() {
+                // Less room left than the block was compressed with. The serial compressor,
+                // whose chunk this must be, gives a codec only the room left, and a codec
+                // short of room can give up on a block it would have fit (zstd does): the
+                // block is compressed again that way, in place.
                 BUFFERS.give_back([block]);
-                break;
-            }
+                match redo(self.next, self.rest)? {
+                    Some((n, raw)) => (None, n, raw),
+                    None => {
+                        self.full = true;
+                        return Ok(());
+                    }
+                }
+            } else {
+                (Some(block), n, raw)
+            };
             let (to, rest) = std::mem::take(&mut self.rest).split_at_mut(n);
             self.rest = rest;
             self.starts.push(self.pos);
@@ -246,8 +262,9 @@ impl<'a> Placement<'a> {
             self.pos += n;
             self.next += 1;
             ready.push((to, block, raw));
+            next = self.waiting.remove(&self.next);
         }
-        ready
+        Ok(())
     }
 }
 
@@ -423,7 +440,11 @@ impl Context {
             dst[pos + 4..end].copy_from_slice(&d.bytes);
             pos = end;
         }
-        let end = match self.pool.rayon().filter(|_| plan.nblocks > 1) {
+        // c-blosc2 runs on one thread unless there are two whole blocks or more, and the
+        // choice shows when the chunk barely fits: a serial block must fit in the room left
+        // in `dst` as it is compressed, a parallel one only once it is placed.
+        let parallel = plan.nbytes / plan.blocksize > 1;
+        let end = match self.pool.rayon().filter(|_| parallel) {
             Some(pool) => {
                 self.compress_blocks_parallel(pool, &plan, src, dict.as_ref(), dst, pos)?
             }
@@ -540,38 +561,63 @@ impl Context {
         let claimed = AtomicUsize::new(0);
         let stop = AtomicBool::new(false);
         let work = || -> Result<()> {
-            while !stop.load(Ordering::Relaxed) {
-                let j = claimed.fetch_add(1, Ordering::Relaxed);
-                if j >= plan.nblocks {
-                    break;
-                }
-                let mut out = BUFFERS.take(plan.block_range(j).len() + 5 * plan.nstreams(j));
-                let mut raw = Vec::new();
-                let n = self.compress_block(plan, j, src, dict, &mut out, Some(&mut raw));
-                let n = n.inspect_err(|_| stop.store(true, Ordering::Relaxed))?;
-                let ready = {
-                    let mut p = placement.lock().unwrap_or_else(|e| e.into_inner());
-                    let ready = p.finish(j, out, n, raw);
-                    if p.full {
-                        stop.store(true, Ordering::Relaxed);
+            // Buffers this thread placed, reused for its next blocks: the shared stash is
+            // visited once per call, not twice per block (tiny blocks, such as runs, spent
+            // more time waiting for its lock than compressing).
+            let mut spare: Vec<Vec<u8>> = Vec::new();
+            let mut ready: Vec<Ready<'_>> = Vec::new();
+            let mut run = || -> Result<()> {
+                while !stop.load(Ordering::Relaxed) {
+                    let j = claimed.fetch_add(1, Ordering::Relaxed);
+                    if j >= plan.nblocks {
+                        break;
                     }
-                    ready
-                };
-                for (to, block, raw) in ready {
-                    // The bytes between the raw streams (whose place stays empty for now).
-                    let mut at = 0;
-                    for s in raw.iter().chain([&RawStream {
-                        at: to.len(),
-                        from: 0,
-                        len: 0,
-                    }]) {
-                        memcopy::copy(&mut to[at..s.at], &block[at..s.at]);
-                        at = s.at + s.len;
+                    let len = plan.block_range(j).len() + 5 * plan.nstreams(j);
+                    let mut out = match spare.pop() {
+                        Some(mut b) => {
+                            b.resize(len, 0);
+                            b
+                        }
+                        None => BUFFERS.take(len),
+                    };
+                    let mut raw = Vec::new();
+                    let n = self.compress_block(plan, j, src, dict, &mut out, Some(&mut raw));
+                    let n = n.inspect_err(|_| stop.store(true, Ordering::Relaxed))?;
+                    {
+                        let mut p = placement.lock().unwrap_or_else(|e| e.into_inner());
+                        let mut redo = |j: usize, room: &mut [u8]| {
+                            let mut raw = Vec::new();
+                            let n = self.compress_block(plan, j, src, dict, room, Some(&mut raw));
+                            Ok(n?.map(|n| (n, raw)))
+                        };
+                        let placed = p.finish(j, out, n, raw, &mut ready, &mut redo);
+                        if p.full || placed.is_err() {
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                        placed?;
                     }
-                    BUFFERS.give_back([block]);
+                    for (to, block, raw) in ready.drain(..) {
+                        let Some(block) = block else {
+                            continue;
+                        };
+                        // The bytes between the raw streams (whose place stays empty for now).
+                        let mut at = 0;
+                        for s in raw.iter().chain([&RawStream {
+                            at: to.len(),
+                            from: 0,
+                            len: 0,
+                        }]) {
+                            memcopy::copy(&mut to[at..s.at], &block[at..s.at]);
+                            at = s.at + s.len;
+                        }
+                        spare.push(block);
+                    }
                 }
-            }
-            Ok(())
+                Ok(())
+            };
+            let result = run();
+            BUFFERS.give_back(spare);
+            result
         };
         crate::pool::on_each_thread(pool, work)?;
         let p = placement.into_inner().unwrap_or_else(|e| e.into_inner());

@@ -266,6 +266,48 @@ def test_chunks_with_stored_and_compressed_blocks_are_byte_identical(codec):
     assert not differ, f"{len(differ)} chunks differ from c-blosc2's, e.g. {differ[:5]}"
 
 
+def barely_compressible(rng, n):
+    """Random bytes with a few short runs: compresses a little, or not at all."""
+    out = bytearray()
+    runs = int(rng.integers(1, 41))
+    while len(out) < n:
+        if len(out) > 8 and rng.integers(0, 100) < runs:
+            out += bytes([out[-1 - int(rng.integers(0, 8))]]) * 6
+        else:
+            out += rng.integers(0, 256, 16, dtype=np.uint8).tobytes()[:1 + int(rng.integers(0, 16))]
+    return bytes(out[:n])
+
+
+@pytest.mark.parametrize("codec", list(CODECS))
+def test_chunks_that_barely_fit_are_c_blosc2_serial_chunks_on_any_thread_count(codec):
+    # c-blosc2 compresses serially below two whole blocks, whatever nthreads says, and its
+    # serial compressor gives each block only the room left in the chunk, where a codec may
+    # give up (zstd does, short of its worst-case bound): whether such a chunk is stored as is
+    # depends on it. b2frame on 2 threads must give c-blosc2's serial chunk.
+    rng = np.random.default_rng(3)
+    differ, stored = [], 0
+    for case in range(600):
+        blocksize = [256, 1024, 4096][case % 3]
+        n = int(rng.integers(1, 6)) * blocksize + int(rng.integers(0, blocksize))
+        data = barely_compressible(rng, n)
+        clevel, typesize = int(rng.integers(1, 10)), [1, 2, 4, 8][case % 4]
+        split = [1, 2, 3, 4][int(rng.integers(0, 4))]
+        a = blosc2.compress2(data, codec=CODECS[codec], clevel=clevel, filters=[F.NOFILTER],
+                             filters_meta=[0], typesize=typesize, blocksize=blocksize,
+                             splitmode=blosc2.SplitMode(split), nthreads=1)
+        stored += a[2] & 0x2 != 0
+        for nthreads in [1, 2]:
+            p = b2frame.cparams(codec=codec, clevel=clevel, typesize=typesize,
+                                blocksize=blocksize, splitmode=split, nthreads=nthreads,
+                                filters=[], filters_meta=[])
+            b = b2frame.compress(data, p)
+            if a != b:
+                differ.append((case, n, blocksize, clevel, typesize, split, nthreads,
+                               len(a), len(b)))
+    assert not differ, f"{len(differ)} chunks differ from c-blosc2's, e.g. {differ[:5]}"
+    assert 20 < stored < 580, f"{stored} of 600 stored as is: the edge was not visited"
+
+
 def run_streams(chunk):
     """The csize of every stream of every block of a split chunk (negative: a run of one
     byte; 0: a run of zeros)."""
