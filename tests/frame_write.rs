@@ -509,3 +509,69 @@ fn replaced_files_keep_their_permissions() {
         }
     }
 }
+
+/// Appends and metadata changes lay the file out as c-blosc2 does: each new chunk where the
+/// old index started, no dead space, so the header's cbytes is the chunks' total.
+#[test]
+fn appends_leave_no_dead_space() {
+    let dir = tempdir("no-dead-space");
+    let path = dir.join("f.b2frame");
+    let s = SChunk::create(Some(&path), &opts(true, CHUNK as i32)).unwrap();
+    let mut model = Vec::new();
+    for k in 0..120u64 {
+        match k % 10 {
+            3 => s.vlmeta_set("step", k.to_string().as_bytes()).unwrap(),
+            7 => {
+                let n = model.len() as i64;
+                let order: Vec<i64> = (0..n).rev().collect();
+                s.reorder(&order).unwrap();
+                model.reverse();
+            }
+            _ => {
+                s.append(&data(k, CHUNK)).unwrap();
+                model.push(data(k, CHUNK));
+            }
+        }
+        let info = s.info();
+        let stored: usize = (0..model.len() as i64)
+            .map(|i| s.get_chunk_raw(i).unwrap().len())
+            .sum();
+        assert_eq!(info.cbytes, stored as i64, "step {k}: cbytes");
+        let bytes = std::fs::read(&path).unwrap();
+        let frame_len = u64::from_be_bytes(bytes[16..24].try_into().unwrap());
+        assert_eq!(
+            bytes.len() as u64,
+            frame_len,
+            "step {k}: bytes past the frame's end"
+        );
+    }
+    check(&s, &model, "after the appends");
+    check(&SChunk::open(&path, false).unwrap(), &model, "reopened");
+}
+
+/// A handle opened before other commits keeps reading the state it opened, although the
+/// writer rewrites the old index and trailer in place (the index is read at open).
+#[test]
+fn a_reader_keeps_the_state_it_opened() {
+    let dir = tempdir("snapshot");
+    let path = dir.join("f.b2frame");
+    let w = SChunk::create(Some(&path), &opts(true, CHUNK as i32)).unwrap();
+    let model: Vec<Vec<u8>> = (0..6).map(|k| data(k, CHUNK)).collect();
+    for c in &model {
+        w.append(c).unwrap();
+    }
+    w.vlmeta_set("v", b"1").unwrap();
+    let r = SChunk::open(&path, false).unwrap();
+    for k in 0..5 {
+        w.append(&data(50 + k, CHUNK)).unwrap();
+    }
+    w.update(0, &data(99, CHUNK)).unwrap();
+    w.delete(1).unwrap();
+    w.vlmeta_set("v", b"22").unwrap();
+    w.vlmeta_set("w", &[7; 3000]).unwrap();
+    check(&r, &model, "the reader opened before the changes");
+    assert_eq!(r.vlmeta_get("v", 100).unwrap(), b"1");
+    let now = SChunk::open(&path, false).unwrap();
+    assert_eq!(now.nchunks(), 10);
+    assert_eq!(now.get_chunk_vec(0).unwrap(), data(99, CHUNK));
+}

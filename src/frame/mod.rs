@@ -113,11 +113,12 @@ impl Index {
     }
 }
 
-/// The index chunk of a frame not loaded yet: its place and what it must decode to.
-#[derive(Clone, Copy, Debug)]
+/// The index chunk of a frame not decoded yet, read when the frame was opened (a writer in
+/// another process may overwrite it in place once it commits a newer state), and the number
+/// of entries it must decode to.
+#[derive(Clone, Debug)]
 pub struct IndexSource {
-    pub pos: u64,
-    pub cbytes: u64,
+    pub bytes: Vec<u8>,
     pub nchunks: usize,
 }
 
@@ -189,7 +190,7 @@ impl Frame {
         if let Some(ix) = self.index.get() {
             return Ok(ix);
         }
-        let ix = match self.index_source {
+        let ix = match &self.index_source {
             Some(src) => self.load_index(src)?,
             None => Index::default(),
         };
@@ -205,7 +206,7 @@ impl Frame {
     /// single lookups, each of which reads the whole compressed index).
     fn locate(&self, i: usize) -> Result<(i64, u32)> {
         const SINGLE_LOOKUPS: usize = 4;
-        if let (None, Some(src)) = (self.index.get(), self.index_source) {
+        if let (None, Some(src)) = (self.index.get(), &self.index_source) {
             if self.entry_lookups.fetch_add(1, Ordering::Relaxed) < SINGLE_LOOKUPS {
                 if let Some(raw) = self.load_entry(src, i)? {
                     return Ok((raw, 0));

@@ -2,21 +2,32 @@
 //!
 //! # Nothing lost: the commit order
 //!
-//! Contiguous frames (files and memory) are never overwritten where the committed header
-//! points. A change writes, past the end of the committed frame, the new chunk (if any), the
-//! new index and the new trailer in one positioned write, and only then rewrites the fixed
-//! 87-byte header (frame_len, nbytes, cbytes, chunksize, flags) in one small write at the
-//! frame's start. That header write is the commit point: a writer killed before it leaves the
+//! A contiguous frame file is never overwritten where the committed header points. The
+//! commit point of every change is one small write of the fixed 87-byte header (frame_len,
+//! nbytes, cbytes, chunksize, flags) at the frame's start: a writer killed before it leaves the
 //! old header, which still describes the old frame byte for byte (readers, c-blosc2 included,
 //! find the trailer through the header's frame_len and ignore what lies past it); killed after
-//! it, the new frame is complete. The index must sit right after the data region
-//! (`header_len + cbytes`), so the old index and trailer become dead space inside it; when dead
-//! space outgrows the live data the frame is rewritten compactly into a temporary file that
-//! replaces the original with one atomic rename. Compaction follows a committed change, so its
-//! failure (a full disk) is not that change's: the frame keeps its dead space.
+//! it, the new frame is complete.
+//!
+//! A change lays the frame out as c-blosc2 does: a new chunk goes where the committed index
+//! starts (`header_len + cbytes`), followed by the new index and trailer. Those overwrite the
+//! committed index and trailer, so a change takes two commits: first a copy of the committed
+//! index and trailer is written past both the old and the new end, and a header pointing at
+//! the copy is committed (the same frame, with dead bytes before its index); then the new
+//! chunk, index and trailer take the old index's place and the new header is committed; then
+//! the copy, past the new end, is cut off. Appends thus leave no dead space; the bytes of
+//! chunks replaced or removed stay dead (never overwritten, so a reader of an older state
+//! still finds them) until dead space outgrows the live data and the frame is rewritten
+//! compactly into a temporary file that replaces the original with one atomic rename.
+//! Compaction follows a committed change, so its failure (a full disk) is not that change's.
+//! A reader reads the index when it opens the frame: the bytes overwritten later are no
+//! longer its state's, and an open that saw the header change under it is done again.
 //!
 //! An empty frame (no chunks) keeps its trailer right after the header, where c-blosc2 looks
-//! for it; such frames are small and are replaced whole, through the same atomic rename.
+//! for it, so it cannot be moved aside: an empty frame file is replaced whole (it and its
+//! first chunk), through the same atomic rename; inside a larger file, where it cannot be,
+//! its first chunk goes past the trailer, which stays as dead bytes. In memory, changes are
+//! written in place.
 //!
 //! Sparse frames write each new chunk to a new file (never over a file the committed index
 //! names), then replace `chunks.b2frame` through a temporary file and a rename, and only then
@@ -226,6 +237,19 @@ impl Store {
         }
     }
 
+    /// Drops the bytes past `end`, the end of a contiguous frame, where they are dead: in
+    /// memory, and in a file of its own (a frame inside a larger file keeps what follows it).
+    /// Failing to cut leaves dead bytes that nothing reads, so failures are ignored.
+    fn cut(&mut self, end: u64) {
+        match self {
+            Store::Mem(buf) => buf.truncate(end as usize),
+            Store::File { file, base: 0, .. } if file.metadata().is_ok_and(|m| m.len() > end) => {
+                let _ = file.set_len(end);
+            }
+            _ => {}
+        }
+    }
+
     /// Whether commits are synced to disk.
     fn syncs(&self) -> bool {
         match self {
@@ -326,27 +350,49 @@ impl Frame {
             }
             return Ok(f);
         }
-        let file = OpenOptions::new()
-            .read(true)
-            .write(writable)
-            .open(path)
-            .map_err(|e| io_err("cannot open", path, e))?;
-        let size = meta.len();
-        if offset > size {
-            bail!(
-                invalid,
-                "{}: offset {offset} is past the end of the file ({size} bytes)",
-                path.display()
-            );
+        // A writer in another process rewrites the committed index and trailer in place once
+        // a newer header is committed (see `write_tail`): a parse that saw the header change
+        // under it is done again.
+        let mut attempts = 0;
+        loop {
+            let file = OpenOptions::new()
+                .read(true)
+                .write(writable)
+                .open(path)
+                .map_err(|e| io_err("cannot open", path, e))?;
+            let size = file
+                .metadata()
+                .map_err(|e| io_err("cannot stat", path, e))?
+                .len();
+            if offset > size {
+                bail!(
+                    invalid,
+                    "{}: offset {offset} is past the end of the file ({size} bytes)",
+                    path.display()
+                );
+            }
+            let probe = file
+                .try_clone()
+                .map_err(|e| io_err("cannot open", path, e))?;
+            let fixed = |f: &File| -> Option<Vec<u8>> {
+                let mut b = vec![0u8; header::FIXED_LEN];
+                f.read_exact_at(&mut b, offset).ok().map(|()| b)
+            };
+            let before = fixed(&probe);
+            let store = Store::File {
+                file,
+                path: path.to_path_buf(),
+                base: offset,
+                writable,
+                sync,
+            };
+            let parsed = Frame::parse(store, size - offset, false);
+            attempts += 1;
+            if attempts < 4 && before.is_some() && fixed(&probe) != before {
+                continue;
+            }
+            return parsed.map_err(|e| e.context(path.display()));
         }
-        let store = Store::File {
-            file,
-            path: path.to_path_buf(),
-            base: offset,
-            writable,
-            sync,
-        };
-        Frame::parse(store, size - offset, false).map_err(|e| e.context(path.display()))
     }
 
     /// Opens a contiguous frame held in memory (the buffer must be exactly the frame).
@@ -481,9 +527,10 @@ impl Frame {
                 nchunks * 8
             );
         }
+        // Read now, decoded when first needed: the bytes of the state just opened, whatever
+        // a writer commits after this.
         let source = IndexSource {
-            pos: ipos,
-            cbytes: ih.cbytes as u64,
+            bytes: store.read(ipos, ih.cbytes as u64)?.into_owned(),
             nchunks,
         };
         Ok(Frame::with_lazy_index(
@@ -520,22 +567,21 @@ impl Frame {
         Ok(())
     }
 
-    /// Reads, decodes and checks entry `i` alone (see [`index::decode_one`]).
-    pub(super) fn load_entry(&self, src: IndexSource, i: usize) -> Result<Option<i64>> {
-        let ibytes = self.store.read(src.pos, src.cbytes)?;
-        let raw = index::decode_one(&ibytes, src.nchunks, i)?;
+    /// Decodes and checks entry `i` alone (see [`index::decode_one`]).
+    pub(super) fn load_entry(&self, src: &IndexSource, i: usize) -> Result<Option<i64>> {
+        let raw = index::decode_one(&src.bytes, src.nchunks, i)?;
         if let Some(raw) = raw {
             self.check_entry(i, raw)?;
         }
         Ok(raw)
     }
 
-    /// Reads, decodes and validates the index from `src`.
-    pub(super) fn load_index(&self, src: IndexSource) -> Result<Index> {
+    /// Decodes and validates the index from `src`.
+    pub(super) fn load_index(&self, src: &IndexSource) -> Result<Index> {
         let sparse = self.is_sparse();
-        let ibytes = self.store.read(src.pos, src.cbytes)?;
+        let ibytes = &src.bytes[..];
         let data_len = self.header.cbytes as u64;
-        if let Some(raw) = index::uniform_value(&ibytes)? {
+        if let Some(raw) = index::uniform_value(ibytes)? {
             self.check_entry(0, raw)?;
             let span = if sparse {
                 0
@@ -548,7 +594,7 @@ impl Frame {
                 len: src.nchunks,
             });
         }
-        let offsets = index::decode(&ibytes, src.nchunks)?;
+        let offsets = index::decode(ibytes, src.nchunks)?;
         // Most indexes hold stored chunks only: one comparison per entry tells (a special
         // entry is negative, so above the limit as u64), and `check_entry` names the first bad
         // one.
@@ -605,8 +651,21 @@ impl Frame {
         edit: impl FnOnce(&mut Pending, Option<(i64, u32)>) -> Result<()>,
     ) -> Result<()> {
         let header_len = self.header.header_len as u64;
-        let pos = self.header.frame_len;
-        let loc = chunk.map(|c| ((pos - header_len) as i64, c.len() as u32));
+        let old_end = self.header.frame_len;
+        let was_empty = self.nchunks() == 0;
+        let embedded = matches!(self.store, Store::File { base, .. } if base != 0);
+        // The new chunk goes where c-blosc2 puts it: where the committed index (or an empty
+        // frame's trailer) starts. An empty frame inside a larger file can neither move its
+        // trailer (c-blosc2 looks for it right after the header) nor be replaced whole, so
+        // there the chunk goes past the trailer, which becomes dead.
+        let at = if was_empty && embedded {
+            old_end
+        } else {
+            self.data_end_committed()
+        };
+        // Bytes left dead before the new chunk (an embedded empty frame's trailer).
+        let skipped = at - self.data_end_committed();
+        let loc = chunk.map(|c| ((at - header_len) as i64, c.len() as u32));
         let mut p = self.pending()?;
         edit(&mut p, loc)?;
         p.header.has_vlmeta = !p.vlmeta.is_empty();
@@ -625,22 +684,24 @@ impl Frame {
             self.dead_bytes = 0;
         } else {
             let index = index::encode(&p.offsets)?;
-            let data_end = pos + chunk.map_or(0, |c| c.len() as u64);
+            let data_end = at + chunk.map_or(0, |c| c.len() as u64);
             p.header.cbytes = (data_end - header_len) as i64;
             p.header.frame_len = data_end + (index.len() + trailer.len()) as u64;
-            let mut tail = Vec::with_capacity((p.header.frame_len - pos) as usize);
+            let mut tail = Vec::with_capacity((p.header.frame_len - at) as usize);
             tail.extend_from_slice(chunk.unwrap_or(&[]));
             tail.extend_from_slice(&index);
             tail.extend_from_slice(&trailer);
-            self.store.write(pos, &tail)?;
-            self.store.sync()?;
-            // The commit point: one small write of the fixed header.
-            let old = self.store.read(0, header::FIXED_LEN as u64)?.to_vec();
-            let mut fixed = old.clone();
-            p.header.write_fixed(&mut fixed);
-            self.store.write_start(&fixed, &old)?;
-            self.dead_bytes += pos - self.data_end_committed()
-                + p.removed.iter().map(|&(_, s)| u64::from(s)).sum::<u64>();
+            if was_empty && matches!(self.store, Store::File { .. }) && !embedded {
+                // An empty frame's trailer cannot be moved aside (see above): the file is
+                // replaced whole, which costs no more than writing the tail.
+                let mut image = self.store.read(0, header_len)?.into_owned();
+                p.header.write_fixed(&mut image);
+                image.extend_from_slice(&tail);
+                self.replace_image(image)?;
+            } else {
+                self.write_tail(at, &tail, &p.header)?;
+            }
+            self.dead_bytes += skipped + p.removed.iter().map(|&(_, s)| u64::from(s)).sum::<u64>();
         }
         self.trailer_len = trailer.len() as u64;
         self.header = p.header;
@@ -651,6 +712,53 @@ impl Frame {
         self.vlmeta = p.vlmeta;
         self.maybe_compact();
         Ok(())
+    }
+
+    /// Writes `tail` (a new chunk, the index, the trailer) at `at` and commits `new`, whose
+    /// frame ends with that tail.
+    ///
+    /// `at` is where the committed index and trailer start, so they are in the way: first a
+    /// copy of them is written past both the old and the new end, and a header pointing at
+    /// the copy is committed (the same frame, with dead bytes before its index). Then the
+    /// tail overwrites the old index and trailer, no longer referenced, and the new header
+    /// is committed. A writer killed at any point leaves one of the three frames, whole. The
+    /// result is laid out as c-blosc2 lays it out, with no dead space; the copy, now past
+    /// the frame's end, is cut off. In memory the tail is simply written in place.
+    fn write_tail(&mut self, at: u64, tail: &[u8], new: &FrameHeader) -> Result<()> {
+        let old_end = self.header.frame_len;
+        let new_end = at + tail.len() as u64;
+        if at < old_end && matches!(self.store, Store::File { .. }) {
+            let committed = self.store.read(at, old_end - at)?.into_owned();
+            let aside = new_end.max(old_end);
+            self.store.write(aside, &committed)?;
+            self.store.sync()?;
+            let mut moved = self.header.clone();
+            moved.cbytes = (aside - moved.header_len as u64) as i64;
+            moved.frame_len = aside + committed.len() as u64;
+            self.commit_fixed(&moved)?;
+            // Until the new header is in, the committed frame is the moved one.
+            self.header = moved;
+            self.dead_bytes += aside - at;
+            self.store.write(at, tail)?;
+            self.store.sync()?;
+            self.commit_fixed(new)?;
+            self.dead_bytes -= aside - at;
+        } else {
+            self.store.write(at, tail)?;
+            self.store.sync()?;
+            self.commit_fixed(new)?;
+        }
+        self.store.cut(new_end);
+        Ok(())
+    }
+
+    /// The commit point of a change: one small write of the fixed header, synced when the
+    /// store syncs (a failed sync puts the old one back).
+    fn commit_fixed(&mut self, h: &FrameHeader) -> Result<()> {
+        let old = self.store.read(0, header::FIXED_LEN as u64)?.into_owned();
+        let mut fixed = old.clone();
+        h.write_fixed(&mut fixed);
+        self.store.write_start(&fixed, &old)
     }
 
     /// Where the committed data region (and index) ends; the index and trailer after it are
