@@ -1,7 +1,8 @@
-//! Two processes: one appends to a contiguous frame file (and rewrites vlmeta), another opens
-//! and reads it over and over. Every successful read sees a prefix of the writer's committed
-//! chunks with the right content; a read that races with a commit may fail with a clear
-//! error (corrupt, format or I/O), never with garbage, a panic or an internal error.
+//! Two processes: one appends to a frame (a contiguous file, or a sparse directory) and
+//! rewrites its vlmeta, another opens and reads it over and over. Every successful read sees a
+//! prefix of the writer's committed chunks with the right content; a read that races with a
+//! commit may fail with a clear error (corrupt, format or I/O), never with garbage, a panic or
+//! an internal error.
 //!
 //! The writer is this test binary itself, re-run with `B2F_TWO_PROC_WRITER` set.
 
@@ -59,11 +60,21 @@ fn read_once(path: &Path) -> Result<usize, Error> {
 
 #[test]
 fn a_reader_sees_committed_prefixes_while_another_process_appends() {
-    let dir = std::env::temp_dir().join(format!("b2f-2proc-{}", std::process::id()));
+    reader_and_writer(true);
+}
+
+/// The same with a sparse frame, whose index file the writer replaces by rename.
+#[test]
+fn a_reader_sees_committed_prefixes_of_a_sparse_frame() {
+    reader_and_writer(false);
+}
+
+fn reader_and_writer(contiguous: bool) {
+    let dir = std::env::temp_dir().join(format!("b2f-2proc-{}-{contiguous}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("shared.b2frame");
     let opts = CreateOptions {
-        contiguous: true,
+        contiguous,
         chunksize: CHUNK as i32,
         params: CParams {
             typesize: 4,
@@ -101,6 +112,8 @@ fn a_reader_sees_committed_prefixes_while_another_process_appends() {
     assert!(writer.wait().unwrap().success());
     assert_eq!(read_once(&path).unwrap(), NCHUNKS as usize);
     assert!(ok > 5, "only {ok} reads completed");
-    eprintln!("{ok} consistent reads, {retries} raced with a commit and were retried");
+    eprintln!(
+        "contiguous {contiguous}: {ok} consistent reads, {retries} raced with a commit and were retried"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -324,21 +324,26 @@ impl Frame {
                     path.display()
                 );
             }
+            // The index file is read once, whole: a writer replaces it by rename, so the
+            // header, index and trailer parsed all come from one state.
             let index_path = path.join(SPARSE_INDEX);
-            let file =
-                File::open(&index_path).map_err(|e| io_err("cannot open", &index_path, e))?;
-            let size = file
-                .metadata()
-                .map_err(|e| io_err("cannot stat", &index_path, e))?
-                .len();
-            let store = Store::Dir {
+            let image = fs::read(&index_path).map_err(|e| io_err("cannot read", &index_path, e))?;
+            let size = image.len() as u64;
+            let mut f = Frame::parse(Store::Mem(image), size, true)
+                .map_err(|e| e.context(index_path.display()))?;
+            if f.legacy {
+                bail!(
+                    format,
+                    "{}: a pre-2.0 frame, which is never sparse",
+                    index_path.display()
+                );
+            }
+            f.store = Store::Dir {
                 dir: path.to_path_buf(),
                 writable,
                 sync,
                 next_id: 0,
             };
-            let mut f =
-                Frame::parse(store, size, true).map_err(|e| e.context(index_path.display()))?;
             let ix = f.index()?;
             let next = (0..ix.len())
                 .map(|i| ix.raw(i))
