@@ -621,10 +621,18 @@ impl SChunk {
             );
         }
         let raw = index::special_raw(kind);
+        // Filling an empty frame, c-blosc2 writes the index as one repeated-value chunk and
+        // records the blocksize of the special chunks in the header: the same frame here.
+        let empty = f.nchunks() == 0 && f.header.nbytes == 0;
+        let blocksize = self.ctx.blocksize_for(cs as usize) as i32;
         f.commit(None, |p, _| {
             p.offsets.extend(std::iter::repeat_n(raw, nnew as usize));
             p.spans.extend(std::iter::repeat_n(0, nnew as usize));
             p.header.nbytes += total;
+            if empty {
+                p.repeated_index = true;
+                p.header.blocksize = blocksize;
+            }
             Ok(())
         })?;
         Ok(f.nchunks())

@@ -176,6 +176,22 @@ pub fn encode(offsets: &[i64]) -> Result<Vec<u8>> {
     Context::new(index_params())?.compress_to_vec(&bytes)
 }
 
+/// Encodes `n` equal index values `raw` as one repeated-value chunk, the index c-blosc2's
+/// `fill_special` writes into an empty frame (with the index parameters' blocksize).
+pub fn encode_repeated(raw: i64, n: usize) -> Result<Vec<u8>> {
+    let nbytes = n
+        .checked_mul(8)
+        .ok_or_else(|| crate::error::Error::invalid("frame index: too many chunks"))?;
+    let blocksize = Context::new(index_params())?.blocksize_for(nbytes);
+    chunk::special::build(
+        SpecialValue::Value,
+        nbytes,
+        8,
+        blocksize,
+        Some(&raw.to_le_bytes()),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -309,6 +309,21 @@ pub struct Pending {
     pub vlmeta: Vec<Vlmeta>,
     /// Index values that left the index (their stored bytes become dead / their files go).
     pub removed: Vec<(i64, u32)>,
+    /// Write an index of equal values as one repeated-value chunk (a special fill of an empty
+    /// frame, as c-blosc2 writes it) rather than compressed.
+    pub repeated_index: bool,
+}
+
+impl Pending {
+    /// The index chunk of the pending state.
+    fn encode_index(&self) -> Result<Vec<u8>> {
+        match self.offsets.first() {
+            Some(&raw) if self.repeated_index && self.offsets.iter().all(|&o| o == raw) => {
+                index::encode_repeated(raw, self.offsets.len())
+            }
+            _ => index::encode(&self.offsets),
+        }
+    }
 }
 
 impl Frame {
@@ -628,6 +643,7 @@ impl Frame {
             spans,
             vlmeta: self.vlmeta.clone(),
             removed: Vec::new(),
+            repeated_index: false,
         })
     }
 
@@ -688,7 +704,7 @@ impl Frame {
             self.replace_image(image)?;
             self.dead_bytes = 0;
         } else {
-            let index = index::encode(&p.offsets)?;
+            let index = p.encode_index()?;
             let data_end = at + chunk.map_or(0, |c| c.len() as u64);
             p.header.cbytes = (data_end - header_len) as i64;
             p.header.frame_len = data_end + (index.len() + trailer.len()) as u64;
@@ -928,7 +944,12 @@ impl Frame {
         }
         p.header.has_vlmeta = !p.vlmeta.is_empty();
         p.header.set_general_flags(self.vl_blocks);
-        let image = sparse_index_image(&mut p.header, &p.offsets, &p.vlmeta)?;
+        let index = if p.offsets.is_empty() {
+            Vec::new()
+        } else {
+            p.encode_index()?
+        };
+        let image = sparse_index_image(&mut p.header, &index, &p.vlmeta)?;
         if sync {
             // The new chunk files exist on disk before the index names them.
             sync_dir(&dir)?;
@@ -1052,7 +1073,12 @@ impl Frame {
         }
         h.cbytes = cbytes;
         h.has_vlmeta = !self.vlmeta.is_empty();
-        let image = sparse_index_image(&mut h, &offsets, &self.vlmeta)?;
+        let index = if offsets.is_empty() {
+            Vec::new()
+        } else {
+            index::encode(&offsets)?
+        };
+        let image = sparse_index_image(&mut h, &index, &self.vlmeta)?;
         write_file(&path.join(SPARSE_INDEX), &image, sync)?;
         if sync {
             sync_dir(path)?;
@@ -1197,14 +1223,12 @@ impl Frame {
     }
 }
 
-/// `chunks.b2frame` of a sparse frame: header, index (if any chunk), trailer.
-fn sparse_index_image(h: &mut FrameHeader, offsets: &[i64], vlmeta: &[Vlmeta]) -> Result<Vec<u8>> {
+/// `chunks.b2frame` of a sparse frame: header, index chunk (empty if no chunk), trailer.
+fn sparse_index_image(h: &mut FrameHeader, index: &[u8], vlmeta: &[Vlmeta]) -> Result<Vec<u8>> {
     h.frame_type = header::SPARSE;
     let mut image = h.encode();
     h.header_len = image.len();
-    if !offsets.is_empty() {
-        image.extend_from_slice(&index::encode(offsets)?);
-    }
+    image.extend_from_slice(index);
     image.extend_from_slice(&trailer::encode(vlmeta));
     h.frame_len = image.len() as u64;
     h.write_fixed(&mut image);

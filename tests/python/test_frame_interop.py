@@ -260,3 +260,31 @@ def test_appended_frames_match_c_blosc2_for_every_parameter(tmp_path):
         if a != b:
             differ.append((codec, clevel, typesize, pipeline, split, len(a), len(b)))
     assert not differ, f"{len(differ)} frames differ from c-blosc2's, e.g. {differ[:5]}"
+
+
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_special_fills_of_empty_frames_are_c_blosc2s(tmp_path, contiguous):
+    # c-blosc2 writes the index of a filled empty frame as one repeated-value chunk and puts
+    # the special chunks' blocksize in the header.
+    specials = {b2frame.SPECIAL_ZERO: blosc2.SpecialValue.ZERO,
+                b2frame.SPECIAL_NAN: blosc2.SpecialValue.NAN,
+                b2frame.SPECIAL_UNINIT: blosc2.SpecialValue.UNINIT}
+    for k, (nitems, special) in enumerate([(50_000, b2frame.SPECIAL_ZERO),
+                                           (123_457, b2frame.SPECIAL_NAN),
+                                           (30_000, b2frame.SPECIAL_UNINIT),
+                                           (4 * 10**9 + 3, b2frame.SPECIAL_ZERO)]):
+        theirs, ours = tmp_path / f"c{k}.b2frame", tmp_path / f"o{k}.b2frame"
+        s = blosc2.SChunk(chunksize=40_000, urlpath=str(theirs), contiguous=contiguous, mode="w",
+                          cparams=dict(codec=blosc2.Codec.LZ4, typesize=4, nthreads=1,
+                                       splitmode=blosc2.SplitMode.AUTO_SPLIT))
+        s.fill_special(nitems, specials[special])
+        del s
+        f = b2frame.Frame.create(ours, contiguous=contiguous, chunksize=40_000, codec=1,
+                                 typesize=4, splitmode=b2frame.SPLIT_AUTO)
+        f.fill_special(nitems, special)
+        f.close()
+        if not contiguous:
+            theirs, ours = theirs / "chunks.b2frame", ours / "chunks.b2frame"
+        a, b = bytearray(theirs.read_bytes()), bytearray(ours.read_bytes())
+        a[63:68] = b[63:68] = b"\0" * 5
+        assert a == b, (nitems, special, len(a), len(b))

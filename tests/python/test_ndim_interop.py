@@ -91,6 +91,25 @@ def test_b2nd_metalayer_identical_to_blosc2(tmp_path, shape, chunks, blocks, dty
         assert a.meta("b2nd") == b.meta("b2nd")
 
 
+@pytest.mark.parametrize("shape,chunks,blocks,dtype", CASES, ids=[str(c[0]) + c[3] for c in CASES])
+def test_new_arrays_are_python_blosc2s_byte_for_byte(tmp_path, shape, chunks, blocks, dtype):
+    # A new array is a special fill of an empty frame: the same header, metalayer, index
+    # (one repeated-value chunk) and trailer as blosc2.zeros writes, with the same parameters.
+    # The thread counts python-blosc2 records in the header (bytes 63-67) are masked.
+    ours = tmp_path / "ours.b2nd"
+    theirs = tmp_path / "theirs.b2nd"
+    dt = python_dtype(dtype)
+    b2frame.Array.create(ours, shape, chunks, blocks, dtype, typesize=dt.itemsize,
+                         codec=b2frame.CODEC_ZSTD, clevel=1,
+                         splitmode=b2frame.SPLIT_AUTO).close()
+    blosc2.zeros(shape, dtype=dt, chunks=chunks, blocks=blocks, urlpath=str(theirs), mode="w",
+                 cparams=dict(codec=blosc2.Codec.ZSTD, clevel=1, nthreads=1,
+                              splitmode=blosc2.SplitMode.AUTO_SPLIT))
+    a, b = bytearray(theirs.read_bytes()), bytearray(ours.read_bytes())
+    a[63:68] = b[63:68] = b"\0" * 5
+    assert a == b, (len(a), len(b))
+
+
 @pytest.mark.parametrize("contiguous", [True, False], ids=["cframe", "sframe"])
 def test_blosc2_writes_read_here(tmp_path, contiguous):
     shape, chunks, blocks = (40, 33, 9), (16, 10, 9), (5, 4, 3)
