@@ -192,7 +192,7 @@ struct Placement<'a> {
     next: usize,
     /// Compressed blocks that finished before the ones in front of them: buffer, size, and
     /// the raw streams left out of the buffer.
-    waiting: BTreeMap<usize, (Vec<u8>, usize, Vec<RawStream>)>,
+    waiting: BTreeMap<usize, Compressed>,
     /// The part of the chunk not handed out yet; it starts at chunk offset `pos`.
     rest: &'a mut [u8],
     pos: usize,
@@ -204,6 +204,10 @@ struct Placement<'a> {
     raw: Vec<RawStream>,
 }
 
+/// A compressed block waiting for its place: buffer, size, the raw streams left out of the
+/// buffer, and whether every stream is stored raw (no codec output in it).
+type Compressed = (Vec<u8>, usize, Vec<RawStream>, bool);
+
 /// A placed block: its chunk space, and the buffer to copy there but for its raw streams
 /// (`None`: the block was compressed in place).
 type Ready<'a> = (&'a mut [u8], Option<Vec<u8>>, Vec<RawStream>);
@@ -213,30 +217,40 @@ type Ready<'a> = (&'a mut [u8], Option<Vec<u8>>, Vec<RawStream>);
 type Redo<'r> = dyn FnMut(usize, &mut [u8]) -> Result<Option<(usize, Vec<RawStream>)>> + 'r;
 
 impl<'a> Placement<'a> {
-    /// Records block `j`'s output (`None`: it did not fit its buffer), then adds to `ready`
-    /// the chunk space of every block now next in order, with the buffer to copy into it.
+    /// Records block `j`, compressed into `out`: its size, raw streams and whether all its
+    /// streams are raw (`None`: it did not fit `out`). Then adds to `ready` the chunk space
+    /// of every block now next in order, with the buffer to copy into it.
     fn finish(
         &mut self,
         j: usize,
         out: Vec<u8>,
-        n: Option<usize>,
-        raw: Vec<RawStream>,
+        outcome: Option<(usize, Vec<RawStream>, bool)>,
         ready: &mut Vec<Ready<'a>>,
         redo: &mut Redo<'_>,
     ) -> Result<()> {
-        let Some(n) = n else {
+        let Some((n, raw, all_raw)) = outcome else {
             self.full = true;
             BUFFERS.give_back([out]);
             return Ok(());
         };
         if j != self.next || self.full {
-            self.waiting.insert(j, (out, n, raw));
+            self.waiting.insert(j, (out, n, raw, all_raw));
             return Ok(());
         }
         // The block next in order goes straight in, without a stop in `waiting`.
-        let mut next = Some((out, n, raw));
-        while let Some((block, n, raw)) = next {
-            let (block, n, raw) = if self.rest.len() < block.len() {
+        let mut next = Some((out, n, raw, all_raw));
+        while let Some((block, n, raw, all_raw)) = next {
+            let (block, n, raw) = if self.rest.len() >= block.len() || all_raw {
+                // As much room as the block was compressed with, or no codec output in it (a
+                // codec that could not shrink a stream cannot with less room either): the
+                // serial compressor writes the same block, if it fits.
+                if n > self.rest.len() {
+                    self.full = true;
+                    BUFFERS.give_back([block]);
+                    return Ok(());
+                }
+                (Some(block), n, raw)
+            } else {
                 // Less room left than the block was compressed with. The serial compressor,
                 // whose chunk this must be, gives a codec only the room left, and a codec
                 // short of room can give up on a block it would have fit (zstd does): the
@@ -249,8 +263,6 @@ impl<'a> Placement<'a> {
                         return Ok(());
                     }
                 }
-            } else {
-                (Some(block), n, raw)
             };
             let (to, rest) = std::mem::take(&mut self.rest).split_at_mut(n);
             self.rest = rest;
@@ -583,6 +595,7 @@ impl Context {
                     let mut raw = Vec::new();
                     let n = self.compress_block(plan, j, src, dict, &mut out, Some(&mut raw));
                     let n = n.inspect_err(|_| stop.store(true, Ordering::Relaxed))?;
+                    let all_raw = raw.len() == plan.nstreams(j);
                     {
                         let mut p = placement.lock().unwrap_or_else(|e| e.into_inner());
                         let mut redo = |j: usize, room: &mut [u8]| {
@@ -590,7 +603,8 @@ impl Context {
                             let n = self.compress_block(plan, j, src, dict, room, Some(&mut raw));
                             Ok(n?.map(|n| (n, raw)))
                         };
-                        let placed = p.finish(j, out, n, raw, &mut ready, &mut redo);
+                        let outcome = n.map(|n| (n, raw, all_raw));
+                        let placed = p.finish(j, out, outcome, &mut ready, &mut redo);
                         if p.full || placed.is_err() {
                             stop.store(true, Ordering::Relaxed);
                         }
