@@ -19,14 +19,19 @@ static const char *tmp_path(const char *name) {
   return path;
 }
 
+/* Storage for frames of CHUNK-byte chunks of int32 (c-blosc2's other defaults). */
+static void storage(b2f_storage *s, bool contiguous) {
+  memset(s, 0, sizeof *s);
+  s->struct_size = sizeof *s;
+  s->contiguous = contiguous;
+  s->chunksize = CHUNK;
+  b2f_cparams_default(&s->cparams);
+  s->cparams.typesize = 4;
+}
+
 static b2f_frame *create(const char *path, bool contiguous) {
   b2f_storage s;
-  memset(&s, 0, sizeof s);
-  s.struct_size = sizeof s;
-  s.contiguous = contiguous;
-  s.chunksize = CHUNK;
-  b2f_cparams_default(&s.cparams);
-  s.cparams.typesize = 4;
+  storage(&s, contiguous);
   s.cparams.codec = B2F_CODEC_ZSTD;
   b2f_frame *f = NULL;
   CHECK_STATUS(b2f_create(path, &s, &f), B2F_OK);
@@ -289,12 +294,7 @@ static void test_threads(void) {
 static void test_sync(bool contiguous) {
   const char *path = tmp_path(contiguous ? "sync.b2frame" : "sync-sparse.b2frame");
   b2f_storage s;
-  memset(&s, 0, sizeof s);
-  s.struct_size = sizeof s;
-  s.contiguous = contiguous;
-  s.chunksize = CHUNK;
-  b2f_cparams_default(&s.cparams);
-  s.cparams.typesize = 4;
+  storage(&s, contiguous);
   s.sync = true;
   b2f_frame *f = NULL;
   CHECK_STATUS(b2f_create(path, &s, &f), B2F_OK);
