@@ -288,3 +288,75 @@ def test_special_fills_of_empty_frames_are_c_blosc2s(tmp_path, contiguous):
         a, b = bytearray(theirs.read_bytes()), bytearray(ours.read_bytes())
         a[63:68] = b[63:68] = b"\0" * 5
         assert a == b, (nitems, special, len(a), len(b))
+
+
+def test_both_libraries_take_turns_changing_one_frame(tmp_path):
+    # Random operations, each by python-blosc2 or by b2frame, on one file: after every step
+    # both read every chunk and vlmetalayer as the model has them. Each library writes where
+    # the other left the index and trailer, and removed chunks leave dead bytes.
+    import random
+    chunk = 4000
+
+    def data(k):
+        return (np.arange(chunk // 4, dtype="<i4") * (k % 13 + 1) // 3 + k).tobytes()
+
+    for seed in range(120):
+        rng = random.Random(seed)
+        path = tmp_path / f"m{seed}.b2frame"
+        blosc2.SChunk(chunksize=chunk, urlpath=str(path), contiguous=True, mode="w",
+                      cparams=dict(codec=blosc2.Codec.ZSTD, clevel=1, typesize=4, nthreads=1))
+        model, vl = [], {}
+        for step in range(25):
+            ours = rng.random() < 0.5
+            op = rng.choice(["append", "append", "append", "update", "insert", "delete",
+                             "vlmeta", "vldel"])
+            k = rng.randrange(1000)
+            if op in ("update", "delete") and not model:
+                op = "append"
+            if op == "vldel" and not vl:
+                op = "vlmeta"
+            i = rng.randrange(len(model)) if model else 0
+            name = f"v{k % 5}" if op == "vlmeta" else (rng.choice(sorted(vl)) if vl else "")
+            if ours:
+                f = b2frame.Frame.open(path, b2frame.READ | b2frame.WRITE)
+                {"append": lambda: f.append(data(k)), "update": lambda: f.update(i, data(k)),
+                 "insert": lambda: f.insert(i, data(k)), "delete": lambda: f.delete(i),
+                 "vlmeta": lambda: f.vlmeta_set(name, msgpack.packb(k)),
+                 "vldel": lambda: f.vlmeta_delete(name)}[op]()
+                f.close()
+            else:
+                s = blosc2.open(str(path), mode="a")
+                if op == "append":
+                    s.append_data(data(k))
+                elif op == "update":
+                    s.update_data(i, data(k), copy=True)
+                elif op == "insert":
+                    s.insert_data(i, data(k), copy=True)
+                elif op == "delete":
+                    s.delete_chunk(i)
+                elif op == "vlmeta":
+                    s.vlmeta[name] = k
+                else:
+                    del s.vlmeta[name]
+                del s
+            if op == "append":
+                model.append(data(k))
+            elif op == "update":
+                model[i] = data(k)
+            elif op == "insert":
+                model.insert(i, data(k))
+            elif op == "delete":
+                model.pop(i)
+            elif op == "vlmeta":
+                vl[name] = k
+            else:
+                del vl[name]
+            what = (seed, step, op, "b2frame" if ours else "c-blosc2")
+            s = blosc2.open(str(path))
+            with b2frame.Frame.open(path) as f:
+                assert s.nchunks == f.nchunks == len(model), what
+                for j, c in enumerate(model):
+                    assert s.decompress_chunk(j) == c and f.chunk(j) == c, (what, j)
+                assert {n: msgpack.unpackb(f.vlmeta(n)) for n in f.vlmeta_names()} == vl, what
+            assert {n: s.vlmeta[n] for n in s.vlmeta.getall()} == vl, what
+            del s
