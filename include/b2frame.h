@@ -435,7 +435,9 @@ b2f_status b2f_open(const char *urlpath, uint32_t mode, struct b2f_frame **frame
 
 /**
  * Opens a contiguous frame stored in a file from byte `offset` on (e.g. a frame embedded in
- * a larger file). Otherwise as `b2f_open`.
+ * a larger file). Otherwise as `b2f_open`. With `B2F_WRITE`, changes are written in place and
+ * past the frame's end: the frame must be the last thing in its file (what follows it is
+ * overwritten), and the file is not truncated.
  *
  * # Safety
  * As for `b2f_open`.
