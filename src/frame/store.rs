@@ -243,7 +243,7 @@ impl Store {
     fn cut(&mut self, end: u64) {
         match self {
             Store::Mem(buf) => buf.truncate(end as usize),
-            Store::File { file, base: 0, .. } if file.metadata().is_ok_and(|m| m.len() > end) => {
+            Store::File { file, base: 0, .. } => {
                 let _ = file.set_len(end);
             }
             _ => {}
@@ -317,12 +317,19 @@ pub struct Pending {
 impl Pending {
     /// The index chunk of the pending state.
     fn encode_index(&self) -> Result<Vec<u8>> {
-        match self.offsets.first() {
-            Some(&raw) if self.repeated_index && self.offsets.iter().all(|&o| o == raw) => {
-                index::encode_repeated(raw, self.offsets.len())
-            }
-            _ => index::encode(&self.offsets),
+        index_chunk(&self.offsets, self.repeated_index)
+    }
+}
+
+/// The index chunk for `offsets`: none for no chunk; with `repeated`, equal values as one
+/// repeated-value chunk; else compressed.
+fn index_chunk(offsets: &[i64], repeated: bool) -> Result<Vec<u8>> {
+    match offsets.first() {
+        None => Ok(Vec::new()),
+        Some(&raw) if repeated && offsets.iter().all(|&o| o == raw) => {
+            index::encode_repeated(raw, offsets.len())
         }
+        Some(_) => index::encode(offsets),
     }
 }
 
@@ -748,9 +755,10 @@ impl Frame {
     fn write_tail(&mut self, at: u64, tail: &[u8], new: &FrameHeader) -> Result<()> {
         let old_end = self.header.frame_len;
         let new_end = at + tail.len() as u64;
-        if at < old_end && matches!(self.store, Store::File { .. }) {
+        let aside = new_end.max(old_end);
+        let move_aside = at < old_end && matches!(self.store, Store::File { .. });
+        if move_aside {
             let committed = self.store.read(at, old_end - at)?.into_owned();
-            let aside = new_end.max(old_end);
             self.store.write(aside, &committed)?;
             self.store.sync()?;
             let mut moved = self.header.clone();
@@ -760,14 +768,12 @@ impl Frame {
             // Until the new header is in, the committed frame is the moved one.
             self.header = moved;
             self.dead_bytes += aside - at;
-            self.store.write(at, tail)?;
-            self.store.sync()?;
-            self.commit_fixed(new)?;
+        }
+        self.store.write(at, tail)?;
+        self.store.sync()?;
+        self.commit_fixed(new)?;
+        if move_aside {
             self.dead_bytes -= aside - at;
-        } else {
-            self.store.write(at, tail)?;
-            self.store.sync()?;
-            self.commit_fixed(new)?;
         }
         self.store.cut(new_end);
         Ok(())
@@ -944,11 +950,7 @@ impl Frame {
         }
         p.header.has_vlmeta = !p.vlmeta.is_empty();
         p.header.set_general_flags(self.vl_blocks);
-        let index = if p.offsets.is_empty() {
-            Vec::new()
-        } else {
-            p.encode_index()?
-        };
+        let index = p.encode_index()?;
         let image = sparse_index_image(&mut p.header, &index, &p.vlmeta)?;
         if sync {
             // The new chunk files exist on disk before the index names them.
@@ -1073,12 +1075,7 @@ impl Frame {
         }
         h.cbytes = cbytes;
         h.has_vlmeta = !self.vlmeta.is_empty();
-        let index = if offsets.is_empty() {
-            Vec::new()
-        } else {
-            index::encode(&offsets)?
-        };
-        let image = sparse_index_image(&mut h, &index, &self.vlmeta)?;
+        let image = sparse_index_image(&mut h, &index_chunk(&offsets, false)?, &self.vlmeta)?;
         write_file(&path.join(SPARSE_INDEX), &image, sync)?;
         if sync {
             sync_dir(path)?;
@@ -1262,11 +1259,12 @@ pub fn replace_path(tmp: &Path, path: &Path) -> Result<()> {
             return Err(io_err("cannot stat", path, e));
         }
         Ok(m) => {
+            let tmp_is_dir = tmp.is_dir();
             // The copy takes the place of what was there, with its permissions.
-            if m.is_dir() == tmp.is_dir() {
+            if m.is_dir() == tmp_is_dir {
                 let _ = fs::set_permissions(tmp, m.permissions());
             }
-            !m.is_dir() && !tmp.is_dir()
+            !m.is_dir() && !tmp_is_dir
         }
     };
     if both_files {
