@@ -185,3 +185,22 @@ fn malformed_legacy_frames_are_errors() {
     x[25] |= 0x30; // reserved offset size
     assert!(SChunk::open_buffer(x).is_err());
 }
+
+/// A legacy frame named as a sparse frame's index file is refused: that layout was never
+/// sparse, and its chunk offsets are not chunk-file ids.
+#[test]
+fn a_legacy_frame_in_a_directory_is_refused() {
+    let dir = std::env::temp_dir().join(format!("b2f-legacy-dir-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let chunks: Vec<Vec<u8>> = (0..2).map(|k| chunk_data(k, 8000)).collect();
+    std::fs::write(
+        dir.join("chunks.b2frame"),
+        legacy_frame(&chunks, 8000, 8, &[]),
+    )
+    .unwrap();
+    match SChunk::open(&dir, false) {
+        Err(b2frame::Error::Format(m)) => assert!(m.contains("never sparse"), "{m}"),
+        other => panic!("a legacy frame in a directory: {other:?}"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
