@@ -27,6 +27,9 @@ if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
   git -C "$root" diff --exit-code -- include/b2frame.h
 fi
 
+step "the C codecs' profile (cmake/codecs.profdata) is from Cargo.lock's codec crates"
+bash scripts/pgo-train.sh --check
+
 # Release profile: shares the build above (the engine's tests with debug assertions and
 # overflow checks run in the AddressSanitizer step below and in the fuzz targets).
 step "cargo test"
