@@ -29,6 +29,8 @@ done
 # not know: each dependency's flags were chosen for the compiler of its detection run.
 compiler=cc
 foreign=
+# Whether the file is one of the compressors built with the profile (see below).
+pgo=
 # Runs compiler $1 on the remaining arguments with the output renamed to <output>$2 and
 # without the arguments matching case pattern $3 ('' drops none).
 compile_to() {
@@ -62,12 +64,17 @@ split_lz4() {
 if [ -n "$clang" ]; then
   case "$CARGO_PKG_NAME" in
     lz4-sys)
-      case " $* " in */lz4.c" "*) split_lz4 "$@"; exit ;; esac
+      case " $* " in
+        */lz4.c" "*) split_lz4 "$@"; exit ;;
+        */lz4hc.c" "* | */lz4frame.c" "*) pgo=yes ;;
+      esac
       compiler=$clang
       ;;
     zstd-sys)
       # Flags for gcc; sanitizer builds add one that clang rejects.
-      case " $* " in */lib/compress/*) compiler=$clang foreign=-fno-ipa-icf-variables ;; esac
+      case " $* " in
+        */lib/compress/*) compiler=$clang foreign=-fno-ipa-icf-variables pgo=yes ;;
+      esac
       ;;
     libz-sys)
       # Flags chosen for clang; gcc rejects their --target.
@@ -75,6 +82,7 @@ if [ -n "$clang" ]; then
         */chunkset_avx512.c" "*) compiler=$clang ;;
         */inflate.c" "* | */infback.c" "* | */inftrees.c" "* | */chunkset_*.c" "*)
           foreign='--target=*' ;;
+        */zlib-ng/*.c" "*) compiler=$clang pgo=yes ;;
         *) compiler=$clang ;;
       esac
       ;;
@@ -90,15 +98,7 @@ fi
 # the profile; generate:DIR is the training build's instrumentation. A profile from a clang
 # older than the one reading it is fine, the reverse is not, hence the version check;
 # functions it does not match (another codec release) are simply built without it.
-pgo=
-if [ -n "$clang" ] && [ "$compiler" = "$clang" ]; then
-  case "$CARGO_PKG_NAME: $* " in
-    libz-sys:*/inflate.c" "* | libz-sys:*/infback.c" "* | libz-sys:*/inftrees.c" "* | \
-    libz-sys:*/chunkset_*.c" "*) ;;
-    libz-sys:*/zlib-ng/*.c" "* | zstd-sys:*/lib/compress/*.c" "* | lz4-sys:*/lz4hc.c" "* | \
-    lz4-sys:*/lz4frame.c" "*) pgo=${B2F_PGO:-use} ;;
-  esac
-fi
+[ -n "$pgo" ] && pgo=${B2F_PGO:-use}
 case "$pgo" in
   generate:*) set -- "$@" "-fprofile-instr-generate=${pgo#generate:}/%p-%m.profraw" ;;
   use)
