@@ -2,12 +2,14 @@
 # C compiler for the dependencies, chosen per dependency and, for zlib-ng and zstd, per source
 # file: Debian 12's gcc 12 and clang 19 each make some of them markedly faster than the other does
 # (c-blosc2's wheel is built by gcc 14; measurements in bench/RESULTS.md).
-# - lz4: lz4.c twice, its decoders (LZ4_decompress_*) taken from clang's object and the rest
-#   from gcc's, linked into one. clang's LZ4_decompress_safe runs 1.2-1.4x faster than gcc's;
-#   gcc's LZ4_compress_fast 1.05-1.12x faster than clang's (unfiltered incr_i32 at 0.92 of
-#   c-blosc2's speed by clang, 1.03 by gcc). lz4hc.c and lz4frame.c: clang (LZ4HC compresses
-#   1.05-1.45x faster). The decoders' loops aligned to 64 bytes: 1-3% faster on every LZ4
-#   decoding case tried (Zen 3; shuffled rainfall_f32 LZ4HC 0.94-0.95 -> 0.95-0.97).
+# - lz4: lz4.c twice, its decoders (LZ4_decompress_*) taken from one object and the rest from
+#   the other, linked into one. Decoders: clang's LZ4_decompress_safe runs 1.2-1.4x faster than
+#   gcc's; loops aligned to 64 bytes, 1-3% faster on every LZ4 decoding case tried (Zen 3;
+#   shuffled rainfall_f32 LZ4HC 0.94-0.95 -> 0.95-0.97). The compressors: clang with the
+#   profile (below) where there is one, else gcc, whose LZ4_compress_fast runs 1.05-1.12x faster
+#   than clang's unprofiled one. Measured on Zen 4 against gcc's: shuffled LZ4 compression
+#   0.94-0.99 -> 1.02-1.16 of c-blosc2's speed, unfiltered incr_i32 and rainfall_f32 1.00-1.05
+#   -> 0.97-1.00. lz4hc.c and lz4frame.c: clang (LZ4HC compresses 1.05-1.45x faster).
 # - zlib-ng: clang deflates at 0.97 of c-blosc2's speed where gcc reaches 0.72; gcc inflates
 #   at 0.89 where clang reaches 0.70 (a machine without AVX-512). So inflate's sources go to
 #   gcc, the rest to clang; but chunkset_avx512.c, the inflate loop of AVX-512 CPUs, to clang
@@ -29,8 +31,10 @@ done
 # not know: each dependency's flags were chosen for the compiler of its detection run.
 compiler=cc
 foreign=
-# Whether the file is one of the compressors built with the profile (see below).
+# Whether the file is one of the compressors built with the profile (see below), and whether
+# it is being built so.
 pgo=
+profiled=
 # Runs compiler $1 on the remaining arguments with the output renamed to <output>$2 and
 # without the arguments matching case pattern $3 ('' drops none).
 compile_to() {
@@ -45,27 +49,40 @@ compile_to() {
   done
   "$with" "$@"
 }
-# lz4.c: decoders by clang, the rest by gcc (see above), linked into the one object asked for.
-split_lz4() {
-  set -e
-  out=
+# lz4.c, first half: its decoders by clang without the profile, to <output>.decode.o, and
+# lz4_out set to <output>.
+lz4_decoders() {
   prev=
   for arg in "$@"; do
-    if [ "$prev" = -o ]; then out=$arg; fi
+    if [ "$prev" = -o ]; then lz4_out=$arg; fi
     prev=$arg
   done
-  compile_to "$clang" .decode.o '' "$@" -falign-loops=64
-  compile_to cc .encode.o '--target=*' "$@"
-  objcopy -w --keep-global-symbol='LZ4_decompress_*' "$out.decode.o"
-  objcopy -w --localize-symbol='LZ4_decompress_*' "$out.encode.o"
-  ld -r -o "$out" "$out.encode.o" "$out.decode.o"
-  rm -f "$out.encode.o" "$out.decode.o"
+  compile_to "$clang" .decode.o '' "$@" -falign-loops=64 &&
+    objcopy -w --keep-global-symbol='LZ4_decompress_*' "$lz4_out.decode.o"
 }
+# lz4.c, second half: the rest (the compressors), to <output>.encode.o, then both halves
+# joined into <output>. clang's profile-guided build leaves a call-graph section that `ld -r`
+# cannot carry (rust-lld then rejects its sh_entsize); it only orders functions at the final
+# link, so it goes.
+lz4_join() {
+  if [ -n "$profiled" ]; then
+    compile_to "$clang" .encode.o '' "$@"
+  else
+    compile_to cc .encode.o '--target=*' "$@"
+  fi &&
+    objcopy -w --localize-symbol='LZ4_decompress_*' \
+      --remove-section='*.llvm.call-graph-profile' "$lz4_out.encode.o" &&
+    ld -r -o "$lz4_out" "$lz4_out.encode.o" "$lz4_out.decode.o"
+  joined=$?
+  rm -f "$lz4_out.encode.o" "$lz4_out.decode.o"
+  return $joined
+}
+lz4_out=
 if [ -n "$clang" ]; then
   case "$CARGO_PKG_NAME" in
     lz4-sys)
       case " $* " in
-        */lz4.c" "*) split_lz4 "$@"; exit ;;
+        */lz4.c" "*) lz4_decoders "$@" || exit; pgo=yes ;;
         */lz4hc.c" "* | */lz4frame.c" "*) pgo=yes ;;
       esac
       compiler=$clang
@@ -89,7 +106,7 @@ if [ -n "$clang" ]; then
   esac
 fi
 # Profile-guided optimization of the compressors clang builds (zlib-ng's deflate, zstd's
-# lib/compress/, lz4hc.c and lz4frame.c) from cmake/codecs.profdata, which
+# lib/compress/, lz4.c's compressors, lz4hc.c and lz4frame.c) from cmake/codecs.profdata, which
 # scripts/pgo-train.sh makes from a training run over data of its own (not the benchmark's).
 # Measured on Zen 4 (bench/RESULTS.md): compression median 1.05 -> 1.11 of c-blosc2's speed,
 # rows below 1.0 41 -> 20 (zlib on random data 0.87-0.94 -> 0.91-1.00, zstd on shuffled
@@ -100,12 +117,16 @@ fi
 # functions it does not match (another codec release) are simply built without it.
 [ -n "$pgo" ] && pgo=${B2F_PGO:-use}
 case "$pgo" in
-  generate:*) set -- "$@" "-fprofile-instr-generate=${pgo#generate:}/%p-%m.profraw" ;;
+  generate:*)
+    set -- "$@" "-fprofile-instr-generate=${pgo#generate:}/%p-%m.profraw"
+    profiled=yes
+    ;;
   use)
     profile="$(cd "$(dirname "$0")" && pwd)/codecs.profdata"
     if [ -f "$profile" ] && [ "$("$clang" -dumpversion | cut -d. -f1)" -ge 19 ]; then
       set -- "$@" "-fprofile-instr-use=$profile" -Wno-profile-instr-unprofiled \
         -Wno-profile-instr-out-of-date
+      profiled=yes
     fi
     ;;
 esac
@@ -114,5 +135,9 @@ if [ -n "$foreign" ]; then
     shift
     case "$arg" in $foreign) ;; *) set -- "$@" "$arg" ;; esac
   done
+fi
+if [ -n "$lz4_out" ]; then
+  lz4_join "$@"
+  exit
 fi
 exec "$compiler" "$@"
