@@ -534,7 +534,7 @@ impl Context {
             dst[at..at + 4].copy_from_slice(&(pos as i32).to_le_bytes());
             let first = raw.len();
             match self.compress_block(plan, j, src, dict, &mut dst[pos..], Some(&mut raw))? {
-                Some(n) => {
+                Some((n, _)) => {
                     for s in &mut raw[first..] {
                         s.at += pos;
                     }
@@ -595,15 +595,14 @@ impl Context {
                     let mut raw = Vec::new();
                     let n = self.compress_block(plan, j, src, dict, &mut out, Some(&mut raw));
                     let n = n.inspect_err(|_| stop.store(true, Ordering::Relaxed))?;
-                    let all_raw = raw.len() == plan.nstreams(j);
                     {
                         let mut p = placement.lock().unwrap_or_else(|e| e.into_inner());
                         let mut redo = |j: usize, room: &mut [u8]| {
                             let mut raw = Vec::new();
                             let n = self.compress_block(plan, j, src, dict, room, Some(&mut raw));
-                            Ok(n?.map(|n| (n, raw)))
+                            Ok(n?.map(|(n, _)| (n, raw)))
                         };
-                        let outcome = n.map(|n| (n, raw, all_raw));
+                        let outcome = n.map(|(n, all_raw)| (n, raw, all_raw));
                         let placed = p.finish(j, out, outcome, &mut ready, &mut redo);
                         if p.full || placed.is_err() {
                             stop.store(true, Ordering::Relaxed);
@@ -667,9 +666,10 @@ impl Context {
             });
     }
 
-    /// Filters and compresses block `j` into `out` as its streams (csize + data each).
-    /// `None` when the block does not fit in `out`. With `defer`, raw streams of an
-    /// unfiltered block are listed there (offsets into `out` and `src`) instead of copied.
+    /// Filters and compresses block `j` into `out` as its streams (csize + data each): its
+    /// size and whether every stream is stored raw, or `None` when the block does not fit in
+    /// `out`. With `defer`, raw streams of an unfiltered block are listed there (offsets into
+    /// `out` and `src`) instead of copied.
     fn compress_block(
         &self,
         plan: &Plan,
@@ -678,7 +678,7 @@ impl Context {
         dict: Option<&Dict>,
         out: &mut [u8],
         defer: Option<&mut Vec<RawStream>>,
-    ) -> Result<Option<usize>> {
+    ) -> Result<Option<(usize, bool)>> {
         let r = plan.block_range(j);
         let n = r.len();
         SCRATCH.with(|s| {
@@ -758,9 +758,10 @@ impl Context {
         Ok(cur)
     }
 
-    /// Writes `nstreams` streams of `data` into `out`; `None` if they do not fit. With
-    /// `defer`, streams stored raw get their place but not their bytes: each is listed there
-    /// (offsets into `out` and `data`) for the caller to copy.
+    /// Writes `nstreams` streams of `data` into `out`: their size and whether every one is
+    /// stored raw, or `None` if they do not fit. With `defer`, streams stored raw get their
+    /// place but not their bytes: each is listed there (offsets into `out` and `data`) for the
+    /// caller to copy.
     fn compress_streams(
         &self,
         nstreams: usize,
@@ -768,9 +769,10 @@ impl Context {
         dict: Option<&Dict>,
         out: &mut [u8],
         mut defer: Option<&mut Vec<RawStream>>,
-    ) -> Option<usize> {
+    ) -> Option<(usize, bool)> {
         let neblock = data.len() / nstreams;
         let mut pos = 0;
+        let mut raw = 0;
         for (i, stream) in data.chunks_exact(neblock).take(nstreams).enumerate() {
             if pos + 4 > out.len() {
                 return None;
@@ -810,11 +812,12 @@ impl Context {
                     None => memcopy::copy(&mut out[pos + 4..pos + 4 + neblock], stream),
                 }
                 csize = neblock;
+                raw += 1;
             }
             out[pos..pos + 4].copy_from_slice(&(csize as i32).to_le_bytes());
             pos += 4 + csize;
         }
-        Some(pos)
+        Some((pos, raw == nstreams))
     }
 
     fn compress_stream(&self, stream: &[u8], dict: Option<&Dict>, out: &mut [u8]) -> usize {
