@@ -342,8 +342,10 @@ size_t b2f_max_compressed_size(size_t nbytes);
  * `*p`. On success `*cbytes_out` holds the chunk's length.
  *
  * Returns `B2F_OK`; `B2F_ERR_INVALID_ARGUMENT` for NULL pointers or bad parameters;
- * `B2F_ERR_UNSUPPORTED` for an unknown codec or filter; `B2F_ERR_BUFFER_TOO_SMALL` when
- * `dst_len` is too small, with `b2f_max_compressed_size(src_len)` in `*cbytes_out`.
+ * `B2F_ERR_UNSUPPORTED` for an unknown codec or filter, or a filter pipeline c-blosc2 decodes
+ * wrongly (two DELTA filters, some orders of five or six: see the README);
+ * `B2F_ERR_BUFFER_TOO_SMALL` when `dst_len` is too small, with
+ * `b2f_max_compressed_size(src_len)` in `*cbytes_out`.
  *
  * # Memory and lifetimes
  * All buffers belong to the caller; `src` and `dst` must not overlap. Nothing is retained.
@@ -465,7 +467,8 @@ b2f_status b2f_open_buffer(const void *buf,
  * is there), or an in-memory frame when `urlpath` is NULL. The handle is open for writing.
  *
  * Returns `B2F_OK`; `B2F_ERR_INVALID_ARGUMENT` for bad storage or parameters;
- * `B2F_ERR_UNSUPPORTED` for unknown codecs or filters; `B2F_ERR_IO`.
+ * `B2F_ERR_UNSUPPORTED` for unknown codecs or filters, or a filter pipeline c-blosc2 decodes
+ * wrongly (as `b2f_compress`); `B2F_ERR_IO`.
  *
  * # Memory and lifetimes
  * As for `b2f_open`.
@@ -776,7 +779,8 @@ b2f_status b2f_nd_dtype(const struct b2f_frame *f, char *dst, size_t dst_len, si
  *
  * Returns `B2F_OK` and a writable handle in `*frame_out`; `B2F_ERR_INVALID_ARGUMENT` for an
  * ndim outside 0..=16, negative shapes, zero chunk or block shapes, a block larger than its
- * chunk, sizes that overflow, or a dtype that does not parse; `B2F_ERR_IO`.
+ * chunk, sizes that overflow, or a dtype that does not parse; `B2F_ERR_UNSUPPORTED` as for
+ * `b2f_create`; `B2F_ERR_IO`.
  *
  * # Memory and lifetimes
  * As for `b2f_open`; the caller's arrays are only read during the call.

@@ -83,8 +83,9 @@ fn params_from_header(h: &FrameHeader) -> CParams {
     }
 }
 
-/// A compression context for a frame's parameters; codecs this library cannot write (plugin
-/// ids) still allow reading, so they fall back to defaults for writing and fail there.
+/// A compression context for a frame's parameters. Frames whose parameters this library does
+/// not write (plugin codecs; filter pipelines c-blosc2 misreads) are still read, and new
+/// chunks take c-blosc2's defaults: each chunk names its own codec and filters.
 fn context_for(h: &FrameHeader) -> Result<Context> {
     let p = params_from_header(h);
     match Context::new(p.clone()) {

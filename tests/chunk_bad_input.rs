@@ -252,6 +252,25 @@ fn unknown_codec_and_filter_ids_are_unsupported_and_named() {
 }
 
 #[test]
+fn pipelines_c_blosc2_misreads_are_refused_for_writing() {
+    // Reading them is tested against c-blosc2's chunks in tests/python/test_chunk_interop.py.
+    use b2frame::filters::{DELTA, SHUFFLE};
+    let params = |filters| CParams {
+        typesize: 4,
+        filters,
+        ..CParams::default()
+    };
+    for filters in [[DELTA, SHUFFLE, DELTA, 0, 0, 0], [0, 0, 0, 0, DELTA, DELTA]] {
+        match Context::new(params(filters)) {
+            Err(Error::Unsupported(m)) => {
+                assert!(m.contains("[delta, ") && m.contains("c-blosc2"), "{m}")
+            }
+            other => panic!("expected Unsupported for {filters:?}, got {other:?}"),
+        }
+    }
+}
+
+#[test]
 fn memcpyed_and_special_inconsistencies() {
     let ctx = Context::new(CParams {
         clevel: 0,

@@ -132,8 +132,10 @@ pub extern "C" fn b2f_max_compressed_size(nbytes: usize) -> usize {
 /// `*p`. On success `*cbytes_out` holds the chunk's length.
 ///
 /// Returns `B2F_OK`; `B2F_ERR_INVALID_ARGUMENT` for NULL pointers or bad parameters;
-/// `B2F_ERR_UNSUPPORTED` for an unknown codec or filter; `B2F_ERR_BUFFER_TOO_SMALL` when
-/// `dst_len` is too small, with `b2f_max_compressed_size(src_len)` in `*cbytes_out`.
+/// `B2F_ERR_UNSUPPORTED` for an unknown codec or filter, or a filter pipeline c-blosc2 decodes
+/// wrongly (two DELTA filters, some orders of five or six: see the README);
+/// `B2F_ERR_BUFFER_TOO_SMALL` when `dst_len` is too small, with
+/// `b2f_max_compressed_size(src_len)` in `*cbytes_out`.
 ///
 /// # Memory and lifetimes
 /// All buffers belong to the caller; `src` and `dst` must not overlap. Nothing is retained.

@@ -207,7 +207,8 @@ pub unsafe extern "C" fn b2f_open_buffer(
 /// is there), or an in-memory frame when `urlpath` is NULL. The handle is open for writing.
 ///
 /// Returns `B2F_OK`; `B2F_ERR_INVALID_ARGUMENT` for bad storage or parameters;
-/// `B2F_ERR_UNSUPPORTED` for unknown codecs or filters; `B2F_ERR_IO`.
+/// `B2F_ERR_UNSUPPORTED` for unknown codecs or filters, or a filter pipeline c-blosc2 decodes
+/// wrongly (as `b2f_compress`); `B2F_ERR_IO`.
 ///
 /// # Memory and lifetimes
 /// As for `b2f_open`.

@@ -139,7 +139,8 @@ unsafe fn dims<T: Copy>(ptr: *const T, n: usize, what: &str) -> Result<Vec<T>> {
 ///
 /// Returns `B2F_OK` and a writable handle in `*frame_out`; `B2F_ERR_INVALID_ARGUMENT` for an
 /// ndim outside 0..=16, negative shapes, zero chunk or block shapes, a block larger than its
-/// chunk, sizes that overflow, or a dtype that does not parse; `B2F_ERR_IO`.
+/// chunk, sizes that overflow, or a dtype that does not parse; `B2F_ERR_UNSUPPORTED` as for
+/// `b2f_create`; `B2F_ERR_IO`.
 ///
 /// # Memory and lifetimes
 /// As for `b2f_open`; the caller's arrays are only read during the call.

@@ -112,6 +112,17 @@ impl CParams {
                 ),
             }
         }
+        if let Some(why) = filters::pipeline::c_blosc2_misreads(&self.filters) {
+            let names: Vec<&str> = (self.filters.iter())
+                .filter(|&&f| f != filters::NOFILTER)
+                .map(|&f| filters::name(f))
+                .collect();
+            bail!(
+                unsupported,
+                "filter pipeline [{}] is not written: {why}",
+                names.join(", ")
+            );
+        }
         if self.typesize == 0 || self.typesize > MAX_BLOCKSIZE {
             bail!(
                 invalid,

@@ -3,6 +3,7 @@
 pub mod bitshuffle;
 pub mod bytedelta;
 pub mod delta;
+pub mod pipeline;
 pub mod shuffle;
 pub mod simd;
 pub mod trunc_prec;

@@ -439,3 +439,67 @@ def test_c_blosc2_blocks_with_unstored_bytes_are_refused():
                             splitmode=b2frame.SPLIT_ALWAYS, blocksize=10000)
     assert b2frame.chunk_sizes(ours)[2] == 996
     assert blosc2.decompress2(ours) == data
+
+
+def pipelines_to_check():
+    """Every pipeline of up to four filters (slots 0..3), plus 300 random six-slot ones with
+    empty slots. Trunc_prec is left out: it is lossy, and c-blosc2 skips it when decoding as
+    it skips an empty slot."""
+    ids = [F.SHUFFLE, F.BITSHUFFLE, F.DELTA, F.BYTEDELTA]
+    for n in range(1, 5):
+        yield from itertools.product(ids, repeat=n)
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        yield tuple(F(int(f)) for f in rng.choice([0] + [f.value for f in ids], size=6))
+
+
+def test_filter_pipelines_are_written_only_where_c_blosc2_reads_them():
+    # One block: c-blosc2's encoder overwrites its input from the third filter on, which
+    # corrupts the delta reference of later blocks (and memcpyed chunks), but block 0 is
+    # filtered before that.
+    data = (np.arange(4096) // 3).astype("<i4").tobytes()
+    refused = accepted = 0
+    for pipeline in pipelines_to_check():
+        meta = [4 if f == F.BYTEDELTA else 0 for f in pipeline]
+        # A copy, as c-blosc2 writes into the buffer it compresses (even a bytes object).
+        chunk = blosc2.compress2(bytearray(data), codec=blosc2.Codec.LZ4, clevel=5, typesize=4,
+                                 filters=list(pipeline), filters_meta=meta, blocksize=len(data),
+                                 nthreads=1)
+        if chunk[2] & 0x2:
+            continue  # memcpyed: no filter is undone
+        # We decode every pipeline as the filters define it.
+        assert b2frame.decompress(chunk) == data, pipeline
+        c_blosc2_reads = blosc2.decompress2(chunk, nthreads=1) == data
+        ids = [f.value for f in pipeline]
+        try:
+            ours = b2frame.compress(data, codec=b2frame.CODEC_LZ4, clevel=5, typesize=4,
+                                    filters=ids, filters_meta=meta)
+        except b2frame.Error as e:
+            assert e.status == b2frame.ERR_UNSUPPORTED, pipeline
+            assert "c-blosc2 decodes" in str(e), pipeline
+            # Refused exactly where c-blosc2 misreads serially, or with two deltas (which it
+            # misreads on more than one thread).
+            assert not c_blosc2_reads or ids.count(F.DELTA.value) > 1, pipeline
+            refused += 1
+            continue
+        assert c_blosc2_reads, pipeline
+        assert blosc2.decompress2(ours, nthreads=1) == data, pipeline
+        assert b2frame.decompress(ours) == data, pipeline
+        accepted += 1
+    assert refused > 150 and accepted > 400, (refused, accepted)
+
+
+def test_two_delta_filters_misread_by_c_blosc2_on_two_threads():
+    # Why b2frame refuses two deltas even where c-blosc2 decodes them on one thread: on two,
+    # its workers wait for block 0's first delta only (a chunk of many blocks, two filters,
+    # so c-blosc2's own encoder is right).
+    data = (np.arange(1 << 18) // 3).astype("<i4").tobytes()
+    chunk = blosc2.compress2(data, codec=blosc2.Codec.LZ4, clevel=5, typesize=4,
+                             filters=[F.DELTA, F.DELTA], filters_meta=[0, 0], blocksize=16384)
+    assert blosc2.decompress2(chunk, nthreads=1) == data
+    assert b2frame.decompress(chunk) == data
+    assert b2frame.decompress(chunk, nthreads=2) == data
+    assert any(blosc2.decompress2(chunk, nthreads=2) != data for _ in range(5))
+    with pytest.raises(b2frame.Error) as e:
+        b2frame.compress(data, codec=b2frame.CODEC_LZ4, typesize=4, filters=[3, 3])
+    assert e.value.status == b2frame.ERR_UNSUPPORTED
