@@ -117,9 +117,19 @@ static void test_operations(const char *path, bool contiguous) {
   CHECK_STATUS(b2f_get_slice(f, 5, 4, items, sizeof items), B2F_ERR_INVALID_ARGUMENT);
   CHECK_STATUS(b2f_get_slice(f, 0, 100000, items, sizeof items), B2F_ERR_INVALID_ARGUMENT);
   CHECK_STATUS(b2f_get_slice(f, 0, 10, items, 8), B2F_ERR_BUFFER_TOO_SMALL);
+  /* Larger than the chunksize of a frame without chunks (with chunks, it would turn to
+     variable-length chunks, as in c-blosc2). */
   int32_t big[CHUNK / 4 + 1];
   memset(big, 0, sizeof big);
-  CHECK_STATUS(b2f_append(f, big, sizeof big, &n), B2F_ERR_INVALID_ARGUMENT);
+  b2f_frame *empty = create(NULL, true);
+  CHECK_STATUS(b2f_append(empty, big, sizeof big, &n), B2F_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(b2f_append(empty, buf, CHUNK, &n), B2F_OK);
+  CHECK_STATUS(b2f_append(empty, big, sizeof big, &n), B2F_OK);
+  b2f_info grown;
+  grown.struct_size = sizeof grown;
+  CHECK_STATUS(b2f_get_info(empty, &grown), B2F_OK);
+  CHECK(n == 2 && grown.chunksize == 0 && grown.nbytes == CHUNK + (int64_t)sizeof big);
+  b2f_close(empty);
   CHECK_STATUS(b2f_append(f, NULL, 4, &n), B2F_ERR_INVALID_ARGUMENT);
   CHECK_STATUS(b2f_append_chunk(f, "garbage", 7, &n), B2F_ERR_CORRUPT);
   CHECK_STATUS(b2f_insert(f, 99, buf, CHUNK), B2F_ERR_INVALID_ARGUMENT);

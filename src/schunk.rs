@@ -83,6 +83,12 @@ fn params_from_header(h: &FrameHeader) -> CParams {
     }
 }
 
+/// Whether the last of `n` chunks of a fixed-chunksize frame holding `nbytes` is short (all
+/// the others are full).
+fn short_last(chunksize: i32, nbytes: i64, n: usize) -> bool {
+    chunksize > 0 && n > 0 && nbytes < n as i64 * i64::from(chunksize)
+}
+
 /// A compression context for a frame's parameters. Frames whose parameters this library does
 /// not write (plugin codecs; filter pipelines c-blosc2 misreads) are still read, and new
 /// chunks take c-blosc2's defaults: each chunk names its own codec and filters.
@@ -462,10 +468,12 @@ impl SChunk {
         self.append_chunk(&chunk)
     }
 
-    /// Refuses, before compressing, data larger than a fixed chunksize.
+    /// Refuses, before compressing, data larger than the fixed chunksize of an empty frame
+    /// (with chunks, the frame switches to variable-length chunks instead, as in c-blosc2).
     fn check_fits(&self, len: usize) -> Result<()> {
-        let cs = self.read().header.chunksize;
-        if cs > 0 && len > cs as usize {
+        let f = self.read();
+        let cs = f.header.chunksize;
+        if cs > 0 && len > cs as usize && f.nchunks() == 0 {
             bail!(
                 invalid,
                 "{len} bytes are more than the frame's chunksize ({cs}); create the frame with chunksize 0 for variable-length chunks"
@@ -553,9 +561,7 @@ impl SChunk {
                 .ok_or_else(|| Error::invalid(format!("reorder: {o} is out of range or repeated (must be a permutation of 0..{n})")))?;
             seen[o] = true;
         }
-        let short_last =
-            n > 0 && f.header.chunksize > 0 && f.header.nbytes % i64::from(f.header.chunksize) != 0;
-        if short_last && order[n - 1] as usize != n - 1 {
+        if short_last(f.header.chunksize, f.header.nbytes, n) && order[n - 1] as usize != n - 1 {
             self.make_variable(&mut f)?;
         }
         f.commit(None, |p, _| {
@@ -670,30 +676,27 @@ impl SChunk {
             Placement::Replace(i) => f.chunk_nbytes(i)? as i64,
             Placement::Insert(_) => 0,
         };
-        // Keep the fixed-chunksize layout (all chunks full but the last) or switch to
-        // variable-length chunks.
+        // Keep the fixed-chunksize layout or switch to variable-length chunks, when and as
+        // c-blosc2 does: a chunk larger than the chunksize, one after a short last chunk, or
+        // one of another size anywhere but last.
         let mut cs = i64::from(f.header.chunksize);
         if cs == -1 {
             cs = nb;
         }
         if cs > 0 {
-            if nb > cs {
+            if nb > cs && n == 0 {
                 bail!(
                     invalid,
                     "chunk of {nb} bytes is larger than the frame's chunksize ({cs}); create the frame with chunksize 0 for variable-length chunks"
                 );
             }
-            let short_last = n > 0 && f.header.nbytes % cs != 0;
-            let fits = match place {
-                Placement::Insert(pos) => {
-                    if pos == n {
-                        !short_last
-                    } else {
-                        nb == cs
+            let fits = nb <= cs
+                && match place {
+                    Placement::Insert(pos) => {
+                        !short_last(cs as i32, f.header.nbytes, n) && (pos == n || nb == cs)
                     }
-                }
-                Placement::Replace(i) => nb == cs || i + 1 == n,
-            };
+                    Placement::Replace(i) => nb == cs || i + 1 == n,
+                };
             if !fits {
                 self.make_variable(f)?;
                 cs = 0;

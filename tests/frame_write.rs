@@ -229,6 +229,86 @@ fn variable_chunks_from_the_start() {
     );
 }
 
+#[test]
+fn fixed_chunksize_frames_switch_to_variable_chunks_as_c_blosc2_does() {
+    // (what is done, whether the frame keeps its chunksize after it)
+    type Step = fn(&SChunk, &mut Vec<Vec<u8>>) -> b2frame::Result<()>;
+    let cases: [(&str, Step, bool); 6] = [
+        (
+            "a larger chunk appended",
+            |s, m| {
+                m.push(data(9, CHUNK + 4));
+                s.append(&data(9, CHUNK + 4)).map(drop)
+            },
+            false,
+        ),
+        (
+            "a larger chunk inserted",
+            |s, m| {
+                m.insert(1, data(9, CHUNK + 4));
+                s.insert(1, &data(9, CHUNK + 4)).map(drop)
+            },
+            false,
+        ),
+        (
+            "the last chunk updated larger",
+            |s, m| {
+                m[2] = data(9, CHUNK + 4);
+                s.update(2, &data(9, CHUNK + 4))
+            },
+            false,
+        ),
+        (
+            "the last chunk updated shorter",
+            |s, m| {
+                m[2] = data(9, 400);
+                s.update(2, &data(9, 400))
+            },
+            true,
+        ),
+        (
+            "a short chunk inserted",
+            |s, m| {
+                m.insert(0, data(9, 400));
+                s.insert(0, &data(9, 400)).map(drop)
+            },
+            false,
+        ),
+        (
+            "a full chunk inserted before a short last one",
+            |s, m| {
+                s.update(2, &data(8, 400))?;
+                m[2] = data(8, 400);
+                m.insert(0, data(9, CHUNK));
+                s.insert(0, &data(9, CHUNK)).map(drop)
+            },
+            false,
+        ),
+    ];
+    for (what, step, keeps) in cases {
+        let s = SChunk::create(None, &opts(true, CHUNK as i32)).unwrap();
+        let mut model: Vec<Vec<u8>> = (0..3).map(|k| data(k, CHUNK)).collect();
+        for d in &model {
+            s.append(d).unwrap();
+        }
+        step(&s, &mut model).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let cs = if keeps { CHUNK as i32 } else { 0 };
+        assert_eq!(s.info().chunksize, cs, "{what}");
+        check(&s, &model, what);
+        check(
+            &SChunk::open_buffer(s.to_buffer().unwrap()).unwrap(),
+            &model,
+            what,
+        );
+    }
+    // An empty frame keeps its chunksize as a limit, as in c-blosc2.
+    let s = SChunk::create(None, &opts(true, CHUNK as i32)).unwrap();
+    assert!(matches!(
+        s.append(&data(1, CHUNK + 4)),
+        Err(b2frame::Error::InvalidArgument(_))
+    ));
+}
+
 #[allow(dead_code)]
 fn exists(p: &Path) -> bool {
     p.exists()

@@ -420,8 +420,12 @@ pub unsafe extern "C" fn b2f_get_slice(
 /// `*nchunks_out` (may be NULL) receives the new number of chunks. The change is committed
 /// (crash-safe) when this returns.
 ///
+/// A frame with a fixed chunksize turns to variable-length chunks (chunksize 0) when a chunk
+/// does not fit that layout (larger than the chunksize, after a short last chunk, or of
+/// another size anywhere but last), as c-blosc2 does.
+///
 /// Returns `B2F_OK`; `B2F_ERR_READ_ONLY`; `B2F_ERR_INVALID_ARGUMENT` (e.g. larger than the
-/// frame's chunksize); `B2F_ERR_IO`. Writes on one handle are serialized.
+/// chunksize of a frame without chunks); `B2F_ERR_IO`. Writes on one handle are serialized.
 ///
 /// # Safety
 /// `f` is a live handle; `src` points to `src_len` readable bytes (or NULL with 0).

@@ -291,20 +291,28 @@ def test_special_fills_of_empty_frames_are_c_blosc2s(tmp_path, contiguous):
         assert a == b, (nitems, special, len(a), len(b))
 
 
-def test_both_libraries_take_turns_changing_one_frame(tmp_path):
+@pytest.mark.parametrize("contiguous,sizes,seeds", [(True, "fixed", 120), (False, "fixed", 40),
+                                                   (True, "varied", 60), (False, "varied", 40)])
+def test_both_libraries_take_turns_changing_one_frame(tmp_path, contiguous, sizes, seeds):
     # Random operations, each by python-blosc2 or by b2frame, on one file: after every step
     # both read every chunk and vlmetalayer as the model has them. Each library writes where
-    # the other left the index and trailer, and removed chunks leave dead bytes.
+    # the other left the index and trailer, and removed chunks leave dead bytes. With varied
+    # sizes the frame starts without a chunksize, takes its first chunk's, and turns to
+    # variable-length chunks when a chunk does not fit (as c-blosc2 decides it).
     import random
     chunk = 4000
 
     def data(k):
-        return (np.arange(chunk // 4, dtype="<i4") * (k % 13 + 1) // 3 + k).tobytes()
+        if sizes == "fixed":
+            return (np.arange(chunk // 4, dtype="<i4") * (k % 13 + 1) // 3 + k).tobytes()
+        # No zero chunks: c-blosc2 cannot read back the ones it writes in variable-length frames.
+        return (np.arange((k * 37) % 1500 + 1, dtype="<i4") * (k % 13 + 1) // 3 + k + 1).tobytes()
 
-    for seed in range(120):
+    for seed in range(seeds):
         rng = random.Random(seed)
         path = tmp_path / f"m{seed}.b2frame"
-        blosc2.SChunk(chunksize=chunk, urlpath=str(path), contiguous=True, mode="w",
+        blosc2.SChunk(chunksize=chunk if sizes == "fixed" else 0, urlpath=str(path),
+                      contiguous=contiguous, mode="w",
                       cparams=dict(codec=blosc2.Codec.ZSTD, clevel=1, typesize=4, nthreads=1))
         model, vl = [], {}
         for step in range(25):
@@ -320,6 +328,10 @@ def test_both_libraries_take_turns_changing_one_frame(tmp_path):
             name = f"v{k % 5}" if op == "vlmeta" else (rng.choice(sorted(vl)) if vl else "")
             if ours:
                 f = b2frame.Frame.open(path, b2frame.READ | b2frame.WRITE)
+                cs = f.info().chunksize
+                if op in ("append", "insert") and f.nchunks == 0 and 0 < cs < len(data(k)):
+                    f.close()  # refused by both: an empty frame's chunksize is a limit
+                    continue
                 {"append": lambda: f.append(data(k)), "update": lambda: f.update(i, data(k)),
                  "insert": lambda: f.insert(i, data(k)), "delete": lambda: f.delete(i),
                  "vlmeta": lambda: f.vlmeta_set(name, msgpack.packb(k)),
@@ -327,19 +339,26 @@ def test_both_libraries_take_turns_changing_one_frame(tmp_path):
                 f.close()
             else:
                 s = blosc2.open(str(path), mode="a")
-                if op == "append":
-                    s.append_data(data(k))
-                elif op == "update":
-                    s.update_data(i, data(k), copy=True)
-                elif op == "insert":
-                    s.insert_data(i, data(k), copy=True)
-                elif op == "delete":
-                    s.delete_chunk(i)
-                elif op == "vlmeta":
-                    s.vlmeta[name] = k
-                else:
-                    del s.vlmeta[name]
-                del s
+                try:
+                    if op == "append":
+                        s.append_data(data(k))
+                    elif op == "update":
+                        s.update_data(i, data(k), copy=True)
+                    elif op == "insert":
+                        s.insert_data(i, data(k), copy=True)
+                    elif op == "delete":
+                        s.delete_chunk(i)
+                    elif op == "vlmeta":
+                        s.vlmeta[name] = k
+                    else:
+                        del s.vlmeta[name]
+                except RuntimeError:
+                    # c-blosc2's frame layer checks the chunksize on disk, not the one its
+                    # super-chunk just turned to 0, and refuses e.g. two short chunks in a row.
+                    assert sizes == "varied" and op in ("append", "insert", "update"), (seed, step)
+                    continue
+                finally:
+                    del s
             if op == "append":
                 model.append(data(k))
             elif op == "update":
