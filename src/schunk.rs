@@ -89,19 +89,44 @@ fn short_last(chunksize: i32, nbytes: i64, n: usize) -> bool {
     chunksize > 0 && n > 0 && nbytes < n as i64 * i64::from(chunksize)
 }
 
-/// A compression context for a frame's parameters. Frames whose parameters this library does
-/// not write (plugin codecs; filter pipelines c-blosc2 misreads) are still read, and new
-/// chunks take c-blosc2's defaults: each chunk names its own codec and filters.
+/// A compression context for a frame's parameters. Frames whose codec or filters this library
+/// does not write (plugin codecs; pipelines c-blosc2 misreads) are still read, and new chunks
+/// take c-blosc2's default in their place (each chunk names its own codec and filters). The
+/// typesize and blocksize stay: an n-dim array's Blosc2 blocks are its blocks.
 fn context_for(h: &FrameHeader) -> Result<Context> {
     let p = params_from_header(h);
-    match Context::new(p.clone()) {
-        Ok(c) => Ok(c),
-        Err(_) => Context::new(CParams {
+    if let Ok(c) = Context::new(p.clone()) {
+        return Ok(c);
+    }
+    let d = CParams::default();
+    let codec_writable = CParams {
+        filters: d.filters,
+        filters_meta: d.filters_meta,
+        ..p.clone()
+    }
+    .validate()
+    .is_ok();
+    let filters_writable = CParams {
+        codec: d.codec,
+        use_dict: false,
+        ..p.clone()
+    }
+    .validate()
+    .is_ok();
+    let mut q = p.clone();
+    if !codec_writable {
+        (q.codec, q.clevel, q.use_dict) = (d.codec, d.clevel, false);
+    }
+    if !filters_writable {
+        (q.filters, q.filters_meta) = (d.filters, d.filters_meta);
+    }
+    Context::new(q).or_else(|_| {
+        Context::new(CParams {
             typesize: p.typesize.max(1),
             nthreads: p.nthreads,
-            ..CParams::default()
-        }),
-    }
+            ..d
+        })
+    })
 }
 
 impl SChunk {

@@ -384,7 +384,8 @@ def test_both_libraries_take_turns_changing_one_frame(tmp_path, contiguous, size
 
 def test_frames_with_parameters_we_do_not_write_take_defaults_for_new_chunks(tmp_path):
     # A pipeline c-blosc2 misreads (two deltas) and a plugin codec (ZFP): c-blosc2 writes both,
-    # b2frame reads them and writes new chunks with c-blosc2's defaults, which c-blosc2 reads.
+    # b2frame reads them and writes new chunks with c-blosc2's default in place of what it does
+    # not write, keeping the array's blocks, and c-blosc2 reads them, whole and in slices.
     a = (np.arange(10_000) // 3).astype("<i4")
     path = str(tmp_path / "delta_shuffle_delta.b2frame")
     blosc2.SChunk(chunksize=a.nbytes, data=a.copy(), urlpath=path, mode="w", contiguous=True,
@@ -394,21 +395,26 @@ def test_frames_with_parameters_we_do_not_write_take_defaults_for_new_chunks(tmp
         assert list(f.info().filters) == [3, 1, 3, 0, 0, 0]
         f.append(a.tobytes())
         assert f.chunk(1) == a.tobytes()
-        assert f.chunk_raw(1)[16:22] == bytes([0, 0, 0, 0, 0, 1])  # shuffle only
+        raw = f.chunk_raw(1)
+        assert raw[16:22] == bytes([0, 0, 0, 0, 0, 1])  # shuffle only
+        assert raw[2] >> 5 == 1  # still lz4
     s = blosc2.open(path)
     assert s.decompress_chunk(1) == a.tobytes()
 
-    x = np.linspace(0, 1, 10_000, dtype="<f4").reshape(100, 100)
-    path = str(tmp_path / "zfp.b2nd")
-    blosc2.asarray(x, chunks=(50, 100), blocks=(10, 100), urlpath=path, mode="w",
-                   cparams=dict(codec=blosc2.Codec.ZFP_ACC, codec_meta=2, filters=[F.NOFILTER],
-                                filters_meta=[0]))
-    untouched = blosc2.open(path)[50:, :]
-    ones = np.ones((50, 100), "<f4")
-    with b2frame.Array.open(path, mode=b2frame.READ | b2frame.WRITE) as arr:
-        assert arr.info().codec == blosc2.Codec.ZFP_ACC.value
-        arr.set_slice([0, 0], [50, 100], ones.tobytes())
-        assert arr.get_slice([0, 0], [50, 100]) == ones.tobytes()
-    back = blosc2.open(path)
-    assert np.array_equal(back[0:50, :], ones)
-    assert np.array_equal(back[50:, :], untouched)  # the ZFP chunk, as c-blosc2 reads it
+    x = (np.arange(200 * 300) % 1000).astype("<f4").reshape(200, 300)
+    patch = (np.arange(100 * 300) % 77).astype("<f4").reshape(100, 300)
+    for name, cparams in [
+            ("zfp", dict(codec=blosc2.Codec.ZFP_ACC, codec_meta=2, filters=[F.NOFILTER], filters_meta=[0])),
+            ("delta_shuffle_delta", dict(codec=blosc2.Codec.LZ4, filters=[F.DELTA, F.SHUFFLE, F.DELTA],
+                                         filters_meta=[0, 0, 0]))]:
+        path = str(tmp_path / f"{name}.b2nd")
+        blosc2.asarray(x, chunks=(100, 300), blocks=(10, 30), urlpath=path, mode="w", cparams=cparams)
+        with b2frame.Array.open(path, mode=b2frame.READ | b2frame.WRITE) as arr:
+            untouched = arr.chunk_raw(1)
+            arr.set_slice([0, 0], [100, 300], patch.tobytes())
+            assert arr.get_slice([0, 0], [100, 300]) == patch.tobytes()
+            assert b2frame.chunk_sizes(arr.chunk_raw(0))[2] == 10 * 30 * 4, name
+            assert arr.chunk_raw(1) == untouched, name
+        back = blosc2.open(path)
+        assert np.array_equal(back[3:7, 40:50], patch[3:7, 40:50]), name
+        assert np.array_equal(back[0:100, :], patch), name
