@@ -294,7 +294,8 @@ def test_special_fills_of_empty_frames_are_c_blosc2s(tmp_path, contiguous):
 @pytest.mark.parametrize("contiguous,sizes,seeds", [(True, "fixed", 120), (False, "fixed", 40),
                                                    (True, "varied", 60), (False, "varied", 40)])
 def test_both_libraries_take_turns_changing_one_frame(tmp_path, contiguous, sizes, seeds):
-    # Random operations, each by python-blosc2 or by b2frame, on one file: after every step
+    # Random operations (chunks appended, inserted, updated, deleted, reordered; vlmetalayers
+    # set and deleted), each by python-blosc2 or by b2frame, on one file: after every step
     # both read every chunk and vlmetalayer as the model has them. Each library writes where
     # the other left the index and trailer, and removed chunks leave dead bytes. With varied
     # sizes the frame starts without a chunksize, takes its first chunk's, and turns to
@@ -318,9 +319,11 @@ def test_both_libraries_take_turns_changing_one_frame(tmp_path, contiguous, size
         for step in range(25):
             ours = rng.random() < 0.5
             op = rng.choice(["append", "append", "append", "update", "insert", "delete",
-                             "vlmeta", "vldel"])
+                             "vlmeta", "vldel", "reorder"])
             k = rng.randrange(1000)
-            if op in ("update", "delete") and not model:
+            order = list(range(len(model)))
+            rng.shuffle(order)
+            if op in ("update", "delete", "reorder") and not model:
                 op = "append"
             if op == "vldel" and not vl:
                 op = "vlmeta"
@@ -335,7 +338,7 @@ def test_both_libraries_take_turns_changing_one_frame(tmp_path, contiguous, size
                 {"append": lambda: f.append(data(k)), "update": lambda: f.update(i, data(k)),
                  "insert": lambda: f.insert(i, data(k)), "delete": lambda: f.delete(i),
                  "vlmeta": lambda: f.vlmeta_set(name, msgpack.packb(k)),
-                 "vldel": lambda: f.vlmeta_delete(name)}[op]()
+                 "vldel": lambda: f.vlmeta_delete(name), "reorder": lambda: f.reorder(order)}[op]()
                 f.close()
             else:
                 s = blosc2.open(str(path), mode="a")
@@ -348,6 +351,8 @@ def test_both_libraries_take_turns_changing_one_frame(tmp_path, contiguous, size
                         s.insert_data(i, data(k), copy=True)
                     elif op == "delete":
                         s.delete_chunk(i)
+                    elif op == "reorder":
+                        s.reorder_offsets(order)
                     elif op == "vlmeta":
                         s.vlmeta[name] = k
                     else:
@@ -367,6 +372,8 @@ def test_both_libraries_take_turns_changing_one_frame(tmp_path, contiguous, size
                 model.insert(i, data(k))
             elif op == "delete":
                 model.pop(i)
+            elif op == "reorder":
+                model = [model[o] for o in order]
             elif op == "vlmeta":
                 vl[name] = k
             else:
