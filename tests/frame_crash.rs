@@ -84,6 +84,14 @@ fn ops(tiny: bool) -> Vec<Op> {
             s.append(&vec![0u8; CHUNK]).unwrap();
             m.chunks.push(vec![0u8; CHUNK]);
         }),
+        // Larger than the chunksize: the frame turns to variable-length chunks, the zero
+        // chunk above (index-only) stored first.
+        Box::new(|s, m| {
+            let mut d = data(14);
+            d.extend_from_slice(&data(15)[..400]);
+            s.append(&d).unwrap();
+            m.chunks.push(d);
+        }),
     ]
 }
 

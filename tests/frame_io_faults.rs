@@ -150,6 +150,12 @@ fn ops() -> Vec<Op> {
             |m| m.chunks.extend([vec![0u8; CHUNK], vec![0u8; CHUNK]]),
         ),
         (
+            // Larger than the chunksize: to variable-length chunks, the zeros stored first.
+            "append",
+            |s| s.append(&[data(14), data(15)].concat()).map(drop),
+            |m| m.chunks.push([data(14), data(15)].concat()),
+        ),
+        (
             "vlmeta_delete",
             |s| s.vlmeta_delete("note"),
             |m| m.vlmeta.clear(),
