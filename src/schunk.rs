@@ -85,8 +85,8 @@ fn params_from_header(h: &FrameHeader) -> CParams {
 
 /// Whether the last of `n` chunks of a fixed-chunksize frame holding `nbytes` is short (all
 /// the others are full).
-fn short_last(chunksize: i32, nbytes: i64, n: usize) -> bool {
-    chunksize > 0 && n > 0 && nbytes < n as i64 * i64::from(chunksize)
+fn short_last(chunksize: i64, nbytes: i64, n: usize) -> bool {
+    chunksize > 0 && n > 0 && nbytes < n as i64 * chunksize
 }
 
 /// A compression context for a frame's parameters. Frames whose codec or filters this library
@@ -99,25 +99,11 @@ fn context_for(h: &FrameHeader) -> Result<Context> {
         return Ok(c);
     }
     let d = CParams::default();
-    let codec_writable = CParams {
-        filters: d.filters,
-        filters_meta: d.filters_meta,
-        ..p.clone()
-    }
-    .validate()
-    .is_ok();
-    let filters_writable = CParams {
-        codec: d.codec,
-        use_dict: false,
-        ..p.clone()
-    }
-    .validate()
-    .is_ok();
     let mut q = p.clone();
-    if !codec_writable {
+    if p.check_codec().is_err() {
         (q.codec, q.clevel, q.use_dict) = (d.codec, d.clevel, false);
     }
-    if !filters_writable {
+    if p.check_filters().is_err() {
         (q.filters, q.filters_meta) = (d.filters, d.filters_meta);
     }
     Context::new(q).or_else(|_| {
@@ -586,7 +572,9 @@ impl SChunk {
                 .ok_or_else(|| Error::invalid(format!("reorder: {o} is out of range or repeated (must be a permutation of 0..{n})")))?;
             seen[o] = true;
         }
-        if short_last(f.header.chunksize, f.header.nbytes, n) && order[n - 1] as usize != n - 1 {
+        if short_last(i64::from(f.header.chunksize), f.header.nbytes, n)
+            && order[n - 1] as usize != n - 1
+        {
             self.make_variable(&mut f)?;
         }
         f.commit(None, |p, _| {
@@ -718,7 +706,7 @@ impl SChunk {
             let fits = nb <= cs
                 && match place {
                     Placement::Insert(pos) => {
-                        !short_last(cs as i32, f.header.nbytes, n) && (pos == n || nb == cs)
+                        !short_last(cs, f.header.nbytes, n) && (pos == n || nb == cs)
                     }
                     Placement::Replace(i) => nb == cs || i + 1 == n,
                 };

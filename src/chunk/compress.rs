@@ -86,6 +86,35 @@ impl Default for CParams {
 impl CParams {
     /// Checks every field; unknown codecs and filters are `Unsupported`, bad values `InvalidArgument`.
     pub fn validate(&self) -> Result<()> {
+        self.check_codec()?;
+        self.check_filters()?;
+        if self.typesize == 0 || self.typesize > MAX_BLOCKSIZE {
+            bail!(
+                invalid,
+                "typesize {} is outside 1..={MAX_BLOCKSIZE}",
+                self.typesize
+            );
+        }
+        if self.blocksize > MAX_BLOCKSIZE {
+            bail!(
+                invalid,
+                "blocksize {} exceeds the maximum ({MAX_BLOCKSIZE})",
+                self.blocksize
+            );
+        }
+        if self.nthreads == 0 || self.nthreads > i16::MAX as usize {
+            bail!(
+                invalid,
+                "nthreads {} is outside 1..={}",
+                self.nthreads,
+                i16::MAX
+            );
+        }
+        Ok(())
+    }
+
+    /// The codec, its clevel and its dictionary: whether this library writes them.
+    pub(crate) fn check_codec(&self) -> Result<()> {
         match self.codec {
             codecs::BLOSCLZ | codecs::LZ4 | codecs::LZ4HC | codecs::ZLIB | codecs::ZSTD => {}
             c => bail!(
@@ -97,6 +126,19 @@ impl CParams {
         if self.clevel > 9 {
             bail!(invalid, "clevel {} is outside 0..=9", self.clevel);
         }
+        if self.use_dict && !matches!(self.codec, codecs::ZSTD | codecs::LZ4 | codecs::LZ4HC) {
+            bail!(
+                invalid,
+                "use_dict is only supported with zstd, lz4 and lz4hc (codec is {})",
+                codecs::name(self.codec)
+            );
+        }
+        Ok(())
+    }
+
+    /// The filter pipeline: whether this library writes it (known filters, in an order
+    /// c-blosc2 reads back).
+    pub(crate) fn check_filters(&self) -> Result<()> {
         for &f in &self.filters {
             match f {
                 filters::NOFILTER
@@ -121,35 +163,6 @@ impl CParams {
                 unsupported,
                 "filter pipeline [{}] is not written: {why}",
                 names.join(", ")
-            );
-        }
-        if self.typesize == 0 || self.typesize > MAX_BLOCKSIZE {
-            bail!(
-                invalid,
-                "typesize {} is outside 1..={MAX_BLOCKSIZE}",
-                self.typesize
-            );
-        }
-        if self.blocksize > MAX_BLOCKSIZE {
-            bail!(
-                invalid,
-                "blocksize {} exceeds the maximum ({MAX_BLOCKSIZE})",
-                self.blocksize
-            );
-        }
-        if self.nthreads == 0 || self.nthreads > i16::MAX as usize {
-            bail!(
-                invalid,
-                "nthreads {} is outside 1..={}",
-                self.nthreads,
-                i16::MAX
-            );
-        }
-        if self.use_dict && !matches!(self.codec, codecs::ZSTD | codecs::LZ4 | codecs::LZ4HC) {
-            bail!(
-                invalid,
-                "use_dict is only supported with zstd, lz4 and lz4hc (codec is {})",
-                codecs::name(self.codec)
             );
         }
         Ok(())
