@@ -30,6 +30,9 @@ fn two_process_writer_child() {
     };
     let s = SChunk::open(Path::new(&path), true).unwrap();
     for k in 0..NCHUNKS {
+        // Commits 1 ms apart: the reader overlaps many of them even when the scheduler
+        // starves it (a CI run once saw the writer finish after 5 reads).
+        std::thread::sleep(Duration::from_millis(1));
         s.append(&data(k)).unwrap();
         if k % 10 == 0 {
             s.vlmeta_set("progress", k.to_string().as_bytes()).unwrap();
