@@ -984,6 +984,8 @@ fn fill_special(kind: SpecialValue, typesize: usize, n: usize, dst: &mut [u8]) -
             given: dst.len(),
         });
     }
-    let c = chunk::special::build(kind, n, typesize.max(1), n.max(1), None)?;
+    // Any blocksize decodes a special chunk; one block unless the chunk exceeds a block's limit.
+    let blocksize = n.clamp(1, chunk::MAX_BLOCKSIZE);
+    let c = chunk::special::build(kind, n, typesize.max(1), blocksize, None)?;
     chunk::decompress(&c, &mut dst[..n])
 }

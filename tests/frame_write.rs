@@ -655,3 +655,60 @@ fn a_reader_keeps_the_state_it_opened() {
     assert_eq!(now.nchunks(), 10);
     assert_eq!(now.get_chunk_vec(0).unwrap(), data(99, CHUNK));
 }
+
+/// Chunks larger than the largest Blosc2 block (536,866,816 bytes): a special chunk of such a
+/// frame decodes (it was rebuilt with the chunk's size as its blocksize, which its own header
+/// check refused), and an n-dim array of c-blosc2 with 640 MB chunks of zeros takes a slab
+/// here that c-blosc2 then reads.
+#[test]
+fn chunks_larger_than_the_largest_block() {
+    const BIG: usize = 600 << 20;
+    let s = SChunk::create(None, &opts(true, BIG as i32)).unwrap();
+    s.fill_special(BIG as i64 / 4, SpecialValue::Zero).unwrap();
+    let mut chunk = vec![0xAAu8; BIG];
+    assert_eq!(s.get_chunk(0, &mut chunk).unwrap(), BIG);
+    assert!(chunk.iter().all(|&b| b == 0));
+    drop(chunk);
+
+    let dir = std::env::temp_dir().join(format!("b2f-bigchunk-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("zeros.b2nd");
+    let p = path.to_str().unwrap();
+    // Two chunks of 8000 x 10000 float64 (640 MB), both index-only zeros but one value.
+    common::run_python(
+        &format!(
+            "import blosc2, numpy as np\n\
+             a = blosc2.zeros((12000, 10000), dtype=np.float64, urlpath={p:?}, mode='w',\n\
+                              chunks=(8000, 10000), blocks=(1000, 1000))\n\
+             a[9000, 5] = 3.0\n"
+        ),
+        b"",
+    );
+    let s = SChunk::open(&path, true).unwrap();
+    let a = b2frame::ndim::Array::open(&s).unwrap();
+    let pair: Vec<u8> = [7.0f64, 8.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+    a.set_slice(&[0, 1], &[1, 3], &pair).unwrap();
+    let mut out = vec![0u8; 4 * 8];
+    a.get_slice(&[0, 0], &[1, 4], &mut out).unwrap();
+    let got: Vec<f64> = out
+        .chunks(8)
+        .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+        .collect();
+    assert_eq!(got, [0.0, 7.0, 8.0, 0.0]);
+    drop(a);
+    drop(s);
+    let seen = common::run_python(
+        &format!(
+            "import blosc2\n\
+             a = blosc2.open({p:?})\n\
+             print(list(a[0, 0:4]), list(a[9000, 4:7]), float(a[7999:8001, :].sum()))\n"
+        ),
+        b"",
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&seen).trim(),
+        "[np.float64(0.0), np.float64(7.0), np.float64(8.0), np.float64(0.0)] \
+         [np.float64(0.0), np.float64(3.0), np.float64(0.0)] 0.0"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
