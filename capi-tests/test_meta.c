@@ -62,7 +62,12 @@ int main(void) {
   CHECK_STATUS(b2f_vlmeta_delete(f, "author"), B2F_ERR_NOT_FOUND);
   CHECK_STATUS(b2f_vlmeta_get(f, "author", buf, sizeof buf, &len), B2F_ERR_NOT_FOUND);
   CHECK_STATUS(b2f_vlmeta_count(f, NULL), B2F_ERR_INVALID_ARGUMENT);
-  CHECK_STATUS(b2f_vlmeta_set(f, "", "x", 1), B2F_ERR_INVALID_ARGUMENT);
+  /* Names are msgpack fixstrs: 0 to 31 bytes, the empty one included (as in c-blosc2). */
+  CHECK_STATUS(b2f_vlmeta_set(f, "0123456789abcdef0123456789abcdef", "x", 1),
+               B2F_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(b2f_vlmeta_set(f, "", "x", 1), B2F_OK);
+  CHECK_STATUS(b2f_vlmeta_get(f, "", buf, sizeof buf, &len), B2F_OK);
+  CHECK(len == 1 && buf[0] == 'x');
   b2f_close(f);
   DONE();
 }

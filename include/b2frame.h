@@ -659,7 +659,7 @@ b2f_status b2f_meta_get(const struct b2f_frame *f,
                         size_t *len_out);
 
 /**
- * Adds metalayer `name` (1 to 31 bytes) with `len` bytes of content. As in c-blosc2, at most
+ * Adds metalayer `name` (up to 31 bytes) with `len` bytes of content. As in c-blosc2, at most
  * 16 metalayers, and only before the first chunk is added.
  *
  * # Safety
@@ -710,8 +710,10 @@ b2f_status b2f_vlmeta_get(const struct b2f_frame *f,
                           size_t *len_out);
 
 /**
- * Adds vlmetalayer `name` or replaces its content (stored compressed in the trailer; up to
- * 8192 of them). Committed crash-safely when this returns.
+ * Adds vlmetalayer `name` (up to 31 bytes) or replaces its content (stored compressed in the
+ * trailer). At most 16 per frame, as c-blosc2 writes (frames with more, up to the 8192
+ * c-blosc2 reads, are read, and their vlmetalayers replaced or deleted). Committed
+ * crash-safely when this returns.
  *
  * # Safety
  * As for `b2f_meta_add`.

@@ -15,7 +15,7 @@ use crate::frame::header::{self, FrameHeader};
 use crate::frame::index::{self, Entry};
 use crate::frame::metalayers::{self, Metalayer, MAX_METALAYERS};
 use crate::frame::store::Pending;
-use crate::frame::trailer::{Vlmeta, MAX_VLMETALAYERS};
+use crate::frame::trailer::{Vlmeta, MAX_VLMETALAYERS_WRITTEN};
 use crate::frame::{ChunkData, Frame, Store};
 
 /// How to create a frame.
@@ -907,10 +907,11 @@ impl SChunk {
         let chunk = Context::new(CParams::default())?.compress_to_vec(content)?;
         let mut f = self.write()?;
         let exists = f.vlmeta.iter().any(|v| v.name == name);
-        if !exists && f.vlmeta.len() >= MAX_VLMETALAYERS {
+        if !exists && f.vlmeta.len() >= MAX_VLMETALAYERS_WRITTEN {
             bail!(
                 invalid,
-                "a frame holds at most {MAX_VLMETALAYERS} vlmetalayers"
+                "a frame holds at most {MAX_VLMETALAYERS_WRITTEN} vlmetalayers (c-blosc2 writes no \
+                 more, and fails on frames with more)"
             );
         }
         f.commit(None, |p, _| {

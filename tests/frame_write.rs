@@ -199,18 +199,6 @@ fn metalayer_rules() {
 }
 
 #[test]
-fn many_vlmetalayers() {
-    let s = SChunk::create(None, &opts(true, CHUNK as i32)).unwrap();
-    for i in 0..40 {
-        s.vlmeta_set(&format!("v{i}"), format!("value {i}").as_bytes())
-            .unwrap();
-    }
-    let r = SChunk::open_buffer(s.to_buffer().unwrap()).unwrap();
-    assert_eq!(r.vlmeta_names().len(), 40);
-    assert_eq!(r.vlmeta_get("v39", 100).unwrap(), b"value 39");
-}
-
-#[test]
 fn variable_chunks_from_the_start() {
     let s = SChunk::create(None, &opts(true, 0)).unwrap();
     let mut model = Vec::new();
@@ -711,4 +699,49 @@ fn chunks_larger_than_the_largest_block() {
          [np.float64(0.0), np.float64(3.0), np.float64(0.0)] 0.0"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// At most 16 vlmetalayers are added, as c-blosc2 writes (appending to a frame with more
+/// crashes python-blosc2); a frame that has more (c-blosc2 reads up to 8192) is read, and its
+/// vlmetalayers replaced and deleted.
+#[test]
+fn vlmetalayers_are_added_up_to_sixteen() {
+    use b2frame::frame::trailer;
+    let s = SChunk::create(None, &opts(true, CHUNK as i32)).unwrap();
+    s.append(&data(1, CHUNK)).unwrap();
+    for k in 0..16 {
+        s.vlmeta_set(&format!("v{k}"), &[k as u8]).unwrap();
+    }
+    assert!(matches!(
+        s.vlmeta_set("v16", b"x"),
+        Err(b2frame::Error::InvalidArgument(_))
+    ));
+    s.vlmeta_set("v3", b"again").unwrap();
+    s.vlmeta_delete("v0").unwrap();
+    s.vlmeta_set("", b"empty name").unwrap();
+    assert_eq!(s.vlmeta_names().len(), 16);
+    // The same frame with 20 vlmetalayers in its trailer, as another writer may leave it.
+    let mut frame = s.to_buffer().unwrap();
+    let old_len = trailer::trailer_len_from_end(&frame[frame.len() - 23..]).unwrap();
+    let mut vls = trailer::parse(&frame[frame.len() - old_len..]).unwrap();
+    let proto = vls[0].chunk.clone();
+    for k in 0..4 {
+        vls.push(trailer::Vlmeta {
+            name: format!("extra{k}"),
+            chunk: proto.clone(),
+        });
+    }
+    frame.truncate(frame.len() - old_len);
+    frame.extend_from_slice(&trailer::encode(&vls));
+    let frame_len = frame.len() as u64;
+    frame[16..24].copy_from_slice(&frame_len.to_be_bytes());
+    let t = SChunk::open_buffer_mode(frame, true).unwrap();
+    assert_eq!(t.vlmeta_names().len(), 20);
+    assert_eq!(t.vlmeta_get("extra3", 100).unwrap(), [1u8]);
+    t.vlmeta_set("extra3", b"replaced").unwrap();
+    assert_eq!(t.vlmeta_get("extra3", 100).unwrap(), b"replaced");
+    assert!(t.vlmeta_set("new", b"x").is_err());
+    t.vlmeta_delete("extra0").unwrap();
+    assert_eq!(t.vlmeta_names().len(), 19);
+    check(&t, &[data(1, CHUNK)], "20 vlmetalayers");
 }

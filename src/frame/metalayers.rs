@@ -19,12 +19,12 @@ pub struct Metalayer {
     pub content: Vec<u8>,
 }
 
-/// Checks a metalayer name as c-blosc2 requires.
+/// Checks a metalayer name as c-blosc2 requires (it takes the empty name too).
 pub fn check_name(name: &str) -> Result<()> {
-    if name.is_empty() || name.len() > MAX_NAME_LEN {
+    if name.len() > MAX_NAME_LEN {
         bail!(
             invalid,
-            "metalayer name {name:?} must be 1 to {MAX_NAME_LEN} bytes long"
+            "metalayer name {name:?} is longer than {MAX_NAME_LEN} bytes"
         );
     }
     if name.contains('\0') {

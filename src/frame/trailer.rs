@@ -13,6 +13,10 @@ use crate::error::Result;
 
 /// Most vlmetalayers c-blosc2 reads (`BLOSC2_MAX_VLMETALAYERS`).
 pub const MAX_VLMETALAYERS: usize = 8192;
+/// Most vlmetalayers c-blosc2 writes: its trailer writer refuses more than
+/// `BLOSC2_MAX_METALAYERS`, and appending to a frame with more crashes it (a double free in
+/// python-blosc2 4.14.1). So a frame gets no more from b2frame.
+pub const MAX_VLMETALAYERS_WRITTEN: usize = 16;
 /// Smallest trailer: no vlmetalayers.
 pub const MIN_LEN: usize = 25;
 /// Bytes after the trailer length field.

@@ -137,6 +137,40 @@ def test_c_blosc2_frames_with_every_operation_read_here(tmp_path, contiguous):
     assert s.vlmeta["who"] == "both"
 
 
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_metalayer_names_and_vlmetalayer_count_as_c_blosc2_takes_them(tmp_path, contiguous):
+    # c-blosc2 takes empty names (a name is a msgpack fixstr of 0 to 31 bytes) and writes at
+    # most 16 vlmetalayers: appending to a frame with 17 crashes python-blosc2 (double free).
+    path = tmp_path / "names.b2frame"
+    s = blosc2.SChunk(chunksize=CHUNK, urlpath=str(path), contiguous=contiguous, mode="w",
+                      meta={"": "empty", "m" * 31: 31})
+    s.vlmeta[""] = "theirs"
+    del s
+    f = b2frame.Frame.open(path, mode=b2frame.READ | b2frame.WRITE)
+    assert f.meta_names() == ["", "m" * 31]
+    assert msgpack.unpackb(f.meta("")) == "empty"
+    assert msgpack.unpackb(f.vlmeta("")) == "theirs"
+    f.vlmeta_set("", msgpack.packb("ours"))
+    for k in range(15):
+        f.vlmeta_set("v" * (k + 17), msgpack.packb(k))
+    with pytest.raises(b2frame.Error) as e:
+        f.vlmeta_set("one too many", b"\xc0")
+    assert e.value.status == b2frame.ERR_INVALID_ARGUMENT
+    with pytest.raises(b2frame.Error):
+        f.vlmeta_set("n" * 32, b"\xc0")
+    f.vlmeta_set("v" * 31, msgpack.packb("replaced"))
+    f.close()
+    s = blosc2.open(str(path), mode="a")
+    s.append_data(chunk_data(1))
+    assert s.vlmeta[""] == "ours"
+    assert s.vlmeta["v" * 31] == "replaced"
+    assert len(s.vlmeta.getall()) == 16
+    del s
+    f = b2frame.Frame.open(path)
+    assert f.chunk(0) == chunk_data(1)
+    assert len(f.vlmeta_names()) == 16
+
+
 def test_small_sparse_frames_rewritten_many_times_read_in_c_blosc2(tmp_path):
     # c-blosc2 refuses a frame whose index holds an entry beyond its chunk bytes - 32, and
     # a sparse frame's entries are chunk file ids: ids taken fresh for every write outran
