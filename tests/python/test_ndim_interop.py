@@ -157,3 +157,75 @@ def test_vector_arrays_match_blosc2_slices():
                 sl = tuple(slice(a, b) for a, b in zip(start, stop))
                 want = np.ascontiguousarray(theirs[sl] if shape else theirs[()]).tobytes()
                 assert ours.get_slice(start, stop) == want, (p, start, stop)
+
+
+def _made_by_python_blosc2(tmp_path):
+    """Arrays as python-blosc2's constructors, operations and containers write them."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(size=(60, 70)).astype("<f4")
+    d = str(tmp_path)
+
+    def p(name):
+        return f"{d}/{name}.b2nd"
+
+    blosc2.asarray(x, urlpath=p("asarray"), mode="w", chunks=(25, 30), blocks=(5, 7))
+    blosc2.arange(0, 1000, 3, urlpath=p("arange"), mode="w", chunks=(50,))
+    blosc2.linspace(0, 1, 777, urlpath=p("linspace"), mode="w")
+    blosc2.full((30, 40), 3.25, urlpath=p("full"), mode="w", chunks=(7, 9))
+    blosc2.full((30,), b"abc", urlpath=p("full_bytes"), mode="w", chunks=(7,))
+    blosc2.nans((50, 50), dtype="<f8", urlpath=p("nans"), mode="w", chunks=(20, 20))
+    blosc2.eye(40, 30, k=2, urlpath=p("eye"), mode="w")
+    blosc2.concat([blosc2.asarray(x[:20]), blosc2.asarray(x[20:])], axis=0, urlpath=p("concat"),
+                  mode="w")
+    blosc2.stack([blosc2.asarray(x), blosc2.asarray(x * 2)], axis=1, urlpath=p("stack"), mode="w")
+    blosc2.asarray(x).copy(chunks=(11, 13), blocks=(3, 4), urlpath=p("copy"), mode="w",
+                           cparams={"codec": blosc2.Codec.LZ4HC,
+                                    "filters": [blosc2.Filter.BITSHUFFLE]})
+    blosc2.asarray(x).slice((slice(3, 50), slice(10, 11)), urlpath=p("slice"), mode="w")
+    a = blosc2.asarray(x, urlpath=p("resized"), mode="w", chunks=(25, 30))
+    a.resize((80, 50))
+    a[70:, :] = 5
+    a = blosc2.asarray(np.arange(100, dtype="<i8"), urlpath=p("appended"), mode="w", chunks=(30,))
+    a.append(np.arange(45, dtype="<i8"))
+    (blosc2.asarray(x) * 2 + 1).compute(urlpath=p("lazy"), mode="w")
+    blosc2.where(blosc2.asarray(x) > 0, 1.0, 0.0).compute(urlpath=p("where"), mode="w")
+    blosc2.asarray(np.arange(300).astype("M8[s]"), urlpath=p("datetime"), mode="w")
+    blosc2.asarray(rng.standard_normal(size=300).astype("<f2"), urlpath=p("float16"), mode="w")
+    blosc2.asarray(np.arange(300, dtype=">i4"), urlpath=p("big_endian"), mode="w")
+    a = blosc2.asarray(x, urlpath=p("attrs"), mode="w")
+    a.attrs["unit"] = "m"
+    a = blosc2.asarray(np.arange(10000, dtype="<i8")[::-1].copy(), urlpath=p("indexed"),
+                       mode="w")
+    a.create_index()  # more arrays beside it, structured ones among them
+    with blosc2.TreeStore(f"{d}/tree.b2d", mode="w") as s:
+        s["/g/a"] = np.arange(100)
+        s["/g/h/b"] = x
+    return sorted(tmp_path.rglob("*.b2nd"))
+
+
+def test_arrays_of_python_blosc2_constructors_and_containers(tmp_path):
+    """Every chunk and the whole array read here as python-blosc2 reads them; random slabs
+    written here then read there as a model has them."""
+    paths = _made_by_python_blosc2(tmp_path)
+    assert len(paths) > 25
+    rng = np.random.default_rng(3)
+    for p in paths:
+        theirs = blosc2.open(str(p))
+        model = np.array(theirs[()])
+        with b2frame.Array.open(p) as ours:
+            assert ours.shape == theirs.shape, p
+            assert ours.nchunks == theirs.schunk.nchunks, p
+            for i in range(ours.nchunks):
+                assert ours.chunk(i) == theirs.schunk.decompress_chunk(i), (p, i)
+            assert ours.get_slice((0,) * model.ndim, model.shape) == model.tobytes(), p
+        with b2frame.Array.open(p, mode=b2frame.READ | b2frame.WRITE) as ours:
+            for _ in range(2):
+                start = [int(rng.integers(0, n)) for n in model.shape]
+                stop = [int(rng.integers(a + 1, n + 1)) for a, n in zip(start, model.shape)]
+                sl = tuple(slice(a, b) for a, b in zip(start, stop))
+                n = int(np.prod([b - a for a, b in zip(start, stop)]))
+                raw = rng.integers(0, 256, size=n * model.dtype.itemsize, dtype=np.uint8)
+                vals = np.frombuffer(raw.tobytes(), dtype=model.dtype).reshape(model[sl].shape)
+                ours.set_slice(start, stop, vals.tobytes())
+                model[sl] = vals
+        assert np.array(blosc2.open(str(p))[()]).tobytes() == model.tobytes(), p
