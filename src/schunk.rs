@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::frame::header::{self, FrameHeader};
 use crate::frame::index::{self, Entry};
 use crate::frame::metalayers::{self, Metalayer, MAX_METALAYERS};
-use crate::frame::store::Pending;
+use crate::frame::store::{self, Pending};
 use crate::frame::trailer::{Vlmeta, MAX_VLMETALAYERS_WRITTEN};
 use crate::frame::{ChunkData, Frame, Store};
 
@@ -171,6 +171,50 @@ impl SChunk {
 
     /// Creates an empty frame at `path` (a file or a directory), or in memory.
     pub fn create(path: Option<&Path>, opts: &CreateOptions) -> Result<SChunk> {
+        Self::create_with(path, opts, |_| Ok(()))
+    }
+
+    /// Creates a frame at `path` (or in memory) that `init` fills first. A frame for a path is
+    /// built under a temporary name beside it and then renamed into place: a writer killed
+    /// before that leaves the path as it was, never a partial frame. What was at the path is
+    /// replaced (a symbolic link's target), but a directory by a contiguous frame: refused.
+    pub fn create_with(
+        path: Option<&Path>,
+        opts: &CreateOptions,
+        init: impl FnOnce(&SChunk) -> Result<()>,
+    ) -> Result<SChunk> {
+        let Some(p) = path else {
+            let s = Self::create_at(None, opts)?;
+            init(&s)?;
+            return Ok(s);
+        };
+        let target = store::resolve_link(p)?;
+        if opts.contiguous && target.is_dir() {
+            return Err(Error::io(
+                format!("cannot create {}", p.display()),
+                std::io::ErrorKind::IsADirectory.into(),
+            ));
+        }
+        let tmp = store::temp_path(&target);
+        let built = Self::create_at(Some(&tmp), opts).and_then(|s| init(&s).map(|()| s));
+        let s = match built {
+            Ok(s) => s,
+            Err(e) => {
+                store::remove_path(&tmp);
+                return Err(e.context(format_args!("creating {}", p.display())));
+            }
+        };
+        store::replace_path(&tmp, &target)?;
+        let mut f = s.frame.write().unwrap_or_else(|e| e.into_inner());
+        f.store.relocate(&target);
+        if opts.sync {
+            store::sync_dir(store::parent_dir(&target))?;
+        }
+        drop(f);
+        Ok(s)
+    }
+
+    fn create_at(path: Option<&Path>, opts: &CreateOptions) -> Result<SChunk> {
         opts.params.validate()?;
         if opts.chunksize < 0 {
             bail!(

@@ -258,22 +258,23 @@ const SYSCALLS: [&str; 13] = [
     "close",
 ];
 
-/// `sync`: the writer syncs every commit, which adds fsyncs and, around each rename, a second
-/// name for the file it replaces.
-fn kill_at_every_write(contiguous: bool, tiny: bool, sync: bool) {
-    let dir = std::env::temp_dir().join(format!(
-        "b2f-crash-{}-{contiguous}-{tiny}-{sync}",
-        std::process::id()
-    ));
+/// A fresh test directory named after `what`, holding a frame in the initial state.
+fn pristine_frame(what: &str, contiguous: bool, tiny: bool) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("b2f-crash-{what}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let pristine = dir.join("pristine.b2frame");
-    {
-        let s = SChunk::create(Some(&pristine), &options(contiguous, tiny)).unwrap();
-        for c in &initial_state(tiny).chunks {
-            s.append(c).unwrap();
-        }
+    let s = SChunk::create(Some(&pristine), &options(contiguous, tiny)).unwrap();
+    for c in &initial_state(tiny).chunks {
+        s.append(c).unwrap();
     }
+    (dir, pristine)
+}
+
+/// `sync`: the writer syncs every commit, which adds fsyncs and, around each rename, a second
+/// name for the file it replaces.
+fn kill_at_every_write(contiguous: bool, tiny: bool, sync: bool) {
+    let (dir, pristine) = pristine_frame(&format!("{contiguous}-{tiny}-{sync}"), contiguous, tiny);
     let all = states(tiny);
     let mut kills = vec![];
     let mut writes = 0;
@@ -294,6 +295,25 @@ fn kill_at_every_write(contiguous: bool, tiny: bool, sync: bool) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Runs this test binary's test `child` with `env`, killed at its `k`-th call of `syscall`.
+fn run_killed(
+    syscall: &str,
+    k: usize,
+    child: &str,
+    env: &[(&str, &std::ffi::OsStr)],
+) -> std::process::Output {
+    Command::new("strace")
+        .args(["-f", "-qq", "-o", "/dev/null", "-e"])
+        .arg(format!("trace={syscall}"))
+        .arg("-e")
+        .arg(format!("inject={syscall}:signal=KILL:when={k}"))
+        .arg(std::env::current_exe().unwrap())
+        .args(["--exact", child, "--test-threads=1", "--nocapture", "-q"])
+        .envs(env.iter().copied())
+        .output()
+        .expect("run strace (is it installed?)")
+}
+
 /// Kills the writer at the K-th call of `syscall`, for K = 1, 2, ... until it runs to
 /// completion; checks the frame after each kill. Returns the number of kills.
 fn kill_at_every_call(
@@ -303,30 +323,22 @@ fn kill_at_every_call(
     all: &[State],
     (tiny, sync): (bool, bool),
 ) -> usize {
-    let exe = std::env::current_exe().unwrap();
     for k in 1..2000 {
         let path: PathBuf = dir.join(format!("run-{syscall}-{k}.b2frame"));
         let log = dir.join(format!("run-{syscall}-{k}.log"));
         copy_tree(pristine, &path);
-        let out = Command::new("strace")
-            .args(["-f", "-qq", "-o", "/dev/null", "-e"])
-            .arg(format!("trace={syscall}"))
-            .arg("-e")
-            .arg(format!("inject={syscall}:signal=KILL:when={k}"))
-            .arg(&exe)
-            .args([
-                "--exact",
-                "crash_writer_child",
-                "--test-threads=1",
-                "--nocapture",
-                "-q",
-            ])
-            .env("B2F_CRASH_WRITER", &path)
-            .env("B2F_CRASH_LOG", &log)
-            .env("B2F_CRASH_TINY", if tiny { "1" } else { "" })
-            .env("B2F_CRASH_SYNC", if sync { "1" } else { "" })
-            .output()
-            .expect("run strace (is it installed?)");
+        let sync_env = if sync { "1" } else { "" };
+        let out = run_killed(
+            syscall,
+            k,
+            "crash_writer_child",
+            &[
+                ("B2F_CRASH_WRITER", path.as_os_str()),
+                ("B2F_CRASH_LOG", log.as_os_str()),
+                ("B2F_CRASH_TINY", if tiny { "1" } else { "" }.as_ref()),
+                ("B2F_CRASH_SYNC", sync_env.as_ref()),
+            ],
+        );
         let logged = std::fs::read_to_string(&log)
             .unwrap_or_default()
             .lines()
@@ -384,4 +396,97 @@ fn synced_contiguous_frames_survive_a_kill_at_every_write() {
 #[test]
 fn synced_sparse_frames_survive_a_kill_at_every_write() {
     kill_at_every_write(false, false, true);
+}
+
+fn new_array_meta() -> b2frame::ndim::NdMeta {
+    b2frame::ndim::NdMeta {
+        version: 0,
+        shape: vec![30, 20],
+        chunkshape: vec![10, 10],
+        blockshape: vec![5, 5],
+        dtype_format: 0,
+        dtype: Some("<f8".into()),
+    }
+}
+
+/// The child of `creating_over_a_frame_...`: an n-dim array created where a frame is.
+#[test]
+fn crash_creator_child() {
+    let (Ok(path), Ok(contiguous)) = (
+        std::env::var("B2F_CRASH_CREATOR"),
+        std::env::var("B2F_CRASH_CONTIGUOUS"),
+    ) else {
+        return; // not the child
+    };
+    let opts = CreateOptions {
+        contiguous: contiguous == "1",
+        sync: true,
+        ..options(true, false)
+    };
+    b2frame::ndim::slice::create(Some(Path::new(&path)), &opts, &new_array_meta()).unwrap();
+}
+
+/// Creating an array over an existing frame, killed at each file-changing system call in
+/// turn: the path holds the old frame whole or the new array whole (its 6 chunks of zeros),
+/// never a part of either.
+fn kill_creator_at_every_call(contiguous: bool) {
+    let (dir, pristine) = pristine_frame(&format!("create-{contiguous}"), contiguous, false);
+    let (mut old, mut new) = (0, 0);
+    for syscall in SYSCALLS {
+        for k in 1..200 {
+            let path = dir.join(format!("run-{syscall}-{k}.b2nd"));
+            copy_tree(&pristine, &path);
+            let out = run_killed(
+                syscall,
+                k,
+                "crash_creator_child",
+                &[
+                    ("B2F_CRASH_CREATOR", path.as_os_str()),
+                    (
+                        "B2F_CRASH_CONTIGUOUS",
+                        if contiguous { "1" } else { "0" }.as_ref(),
+                    ),
+                ],
+            );
+            let s = SChunk::open(&path, false)
+                .unwrap_or_else(|e| panic!("kill at {syscall} {k}: no frame at the path: {e}"));
+            match b2frame::ndim::Array::open(&s) {
+                Ok(a) => {
+                    assert_eq!(a.meta, new_array_meta(), "kill at {syscall} {k}");
+                    let mut all = vec![0xAAu8; 30 * 20 * 8];
+                    a.get_slice(&[0, 0], &[30, 20], &mut all).unwrap();
+                    assert!(all.iter().all(|&b| b == 0), "kill at {syscall} {k}");
+                    new += 1;
+                }
+                Err(_) => {
+                    assert_eq!(
+                        read_state(&path),
+                        initial_state(false),
+                        "kill at {syscall} {k}"
+                    );
+                    old += 1;
+                }
+            }
+            let _ = std::fs::remove_dir_all(&path);
+            let _ = std::fs::remove_file(&path);
+            if out.status.success() {
+                break;
+            }
+        }
+    }
+    assert!(
+        old > 5 && new > 5,
+        "{old} kills left the old frame, {new} the new array"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn creating_over_a_contiguous_frame_survives_a_kill_at_every_write() {
+    kill_creator_at_every_call(true);
+}
+
+#[test]
+fn creating_over_a_sparse_frame_survives_a_kill_at_every_write() {
+    kill_creator_at_every_call(false);
 }

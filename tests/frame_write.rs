@@ -745,3 +745,49 @@ fn vlmetalayers_are_added_up_to_sixteen() {
     assert_eq!(t.vlmeta_names().len(), 19);
     check(&t, &[data(1, CHUNK)], "20 vlmetalayers");
 }
+
+/// Creating replaces what is at the path (a frame of either kind, through a symbolic link its
+/// target), but never a directory by a contiguous frame; no temporary name is left behind.
+#[test]
+fn creating_replaces_what_is_at_the_path() {
+    let dir = std::env::temp_dir().join(format!("b2f-create-over-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("f.b2frame");
+    let one = |contiguous: bool| {
+        let s = SChunk::create(Some(&path), &opts(contiguous, CHUNK as i32)).unwrap();
+        s.append(&data(1, CHUNK)).unwrap();
+        assert_eq!(SChunk::open(&path, false).unwrap().nchunks(), 1);
+    };
+    one(true); // over nothing
+    one(true); // a file over a file
+    one(false); // a directory over a file
+    one(false); // a directory over a directory
+    match SChunk::create(Some(&path), &opts(true, CHUNK as i32)) {
+        Err(b2frame::Error::Io { .. }) => {}
+        other => panic!(
+            "a contiguous frame over a directory: {:?}",
+            other.map(|_| ())
+        ),
+    }
+    assert_eq!(SChunk::open(&path, false).unwrap().nchunks(), 1);
+    std::fs::remove_dir_all(&path).unwrap();
+    let target = dir.join("target.b2frame");
+    one(true);
+    std::fs::rename(&path, &target).unwrap();
+    std::os::unix::fs::symlink(&target, &path).unwrap();
+    let s = SChunk::create(Some(&path), &opts(true, CHUNK as i32)).unwrap();
+    assert_eq!(s.nchunks(), 0);
+    assert!(std::fs::symlink_metadata(&path)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(SChunk::open(&target, false).unwrap().nchunks(), 0);
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["f.b2frame", "target.b2frame"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -204,7 +204,9 @@ pub unsafe extern "C" fn b2f_open_buffer(
 }
 
 /// Creates an empty frame: a contiguous file or sparse directory at `urlpath` (replacing what
-/// is there), or an in-memory frame when `urlpath` is NULL. The handle is open for writing.
+/// is there, but a directory by a file), or an in-memory frame when `urlpath` is NULL. The
+/// frame is built under a temporary name and renamed into place: killed before, the path
+/// holds what it held. The handle is open for writing.
 ///
 /// Returns `B2F_OK`; `B2F_ERR_INVALID_ARGUMENT` for bad storage or parameters;
 /// `B2F_ERR_UNSUPPORTED` for unknown codecs or filters, or a filter pipeline c-blosc2 decodes

@@ -251,6 +251,15 @@ impl Store {
     }
 
     /// Whether commits are synced to disk.
+    /// Points the store at `path`, where its file or directory was renamed to.
+    pub fn relocate(&mut self, to: &Path) {
+        match self {
+            Store::Mem(_) => {}
+            Store::File { path, .. } => *path = to.to_path_buf(),
+            Store::Dir { dir, .. } => *dir = to.to_path_buf(),
+        }
+    }
+
     fn syncs(&self) -> bool {
         match self {
             Store::Mem(_) => false,
@@ -1017,12 +1026,7 @@ impl Frame {
                 path.display()
             );
         }
-        let target = match fs::symlink_metadata(path) {
-            Ok(m) if m.file_type().is_symlink() => {
-                fs::canonicalize(path).map_err(|e| io_err("cannot resolve", path, e))?
-            }
-            _ => path.to_path_buf(),
-        };
+        let target = resolve_link(path)?;
         // A frame that syncs its commits syncs its copies too.
         let sync = self.store.syncs();
         let tmp = temp_path(&target);
@@ -1232,6 +1236,16 @@ fn sparse_index_image(h: &mut FrameHeader, index: &[u8], vlmeta: &[Vlmeta]) -> R
     Ok(image)
 }
 
+/// `path`, or the file or directory it links to (replaced there, the link kept).
+pub fn resolve_link(path: &Path) -> Result<PathBuf> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            fs::canonicalize(path).map_err(|e| io_err("cannot resolve", path, e))
+        }
+        _ => Ok(path.to_path_buf()),
+    }
+}
+
 pub fn temp_path(path: &Path) -> PathBuf {
     let mut name = path
         .file_name()
@@ -1244,10 +1258,11 @@ pub fn temp_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// Puts the file or directory `tmp` in the place of `path`. A file replaces a file in one
-/// atomic rename; otherwise what was at `path` is first moved aside, then removed (a rename
-/// cannot replace a directory; killed in between, both copies remain under their temporary
-/// names).
+/// Puts the file or directory `tmp` in the place of `path`, in one atomic step: a file
+/// replaces a file by a rename; otherwise the two are exchanged (`renameat2` with
+/// `RENAME_EXCHANGE`) and the old one, now at `tmp`, removed. Where the file system cannot
+/// exchange, what was at `path` is moved aside first (killed between the two renames, both
+/// copies remain under their temporary names).
 pub fn replace_path(tmp: &Path, path: &Path) -> Result<()> {
     let rename = |from: &Path, to: &Path| {
         fs::rename(from, to).map_err(|e| io_err("cannot rename to", to, e))
@@ -1269,6 +1284,17 @@ pub fn replace_path(tmp: &Path, path: &Path) -> Result<()> {
     };
     if both_files {
         return rename(tmp, path).inspect_err(|_| remove_path(tmp));
+    }
+    let exchanged = rustix::fs::renameat_with(
+        rustix::fs::CWD,
+        tmp,
+        rustix::fs::CWD,
+        path,
+        rustix::fs::RenameFlags::EXCHANGE,
+    );
+    if exchanged.is_ok() {
+        remove_path(tmp);
+        return Ok(());
     }
     let mut aside = temp_path(path).into_os_string();
     aside.push("-old");
@@ -1348,14 +1374,14 @@ fn replace_file(path: &Path, data: &[u8], sync: bool) -> Result<File> {
 }
 
 /// Makes the entries of directory `dir` (files created, renamed or removed) durable.
-fn sync_dir(dir: &Path) -> Result<()> {
+pub fn sync_dir(dir: &Path) -> Result<()> {
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| io_err("cannot sync directory", dir, e))
 }
 
 /// The directory that holds `path` (`.` for a bare file name).
-fn parent_dir(path: &Path) -> &Path {
+pub fn parent_dir(path: &Path) -> &Path {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),

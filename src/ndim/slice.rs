@@ -641,16 +641,18 @@ pub fn create(path: Option<&Path>, opts: &CreateOptions, meta: &NdMeta) -> Resul
     o.params.blocksize = g.block_nbytes();
     o.chunksize =
         i32::try_from(g.chunk_nbytes()).map_err(|_| Error::invalid("array: chunks too large"))?;
-    let s = SChunk::create(path, &o)?;
-    s.meta_add("b2nd", &meta::encode(meta))?;
-    if g.nchunks > 0 && g.chunk_nitems > 0 {
-        let items = g
-            .nchunks
-            .checked_mul(g.chunk_nitems)
-            .ok_or_else(|| Error::invalid("array: the number of stored items overflows"))?;
-        s.fill_special(items, SpecialValue::Zero)?;
-    }
-    Ok(s)
+    // Built whole before it takes the path: an array is never seen without its chunks.
+    SChunk::create_with(path, &o, |s| {
+        s.meta_add("b2nd", &meta::encode(meta))?;
+        if g.nchunks > 0 && g.chunk_nitems > 0 {
+            let items = g
+                .nchunks
+                .checked_mul(g.chunk_nitems)
+                .ok_or_else(|| Error::invalid("array: the number of stored items overflows"))?;
+            s.fill_special(items, SpecialValue::Zero)?;
+        }
+        Ok(())
+    })
 }
 
 #[cfg(test)]
