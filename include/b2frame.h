@@ -556,8 +556,12 @@ b2f_status b2f_get_slice(struct b2f_frame *f,
  * does not fit that layout (larger than the chunksize, after a short last chunk, or of
  * another size anywhere but last), as c-blosc2 does.
  *
+ * An empty chunk (`src_len` 0) may be any chunk but the first: c-blosc2 cannot open a frame
+ * whose first chunk is empty, so no call (append, insert, update, delete, reorder) makes one.
+ *
  * Returns `B2F_OK`; `B2F_ERR_READ_ONLY`; `B2F_ERR_INVALID_ARGUMENT` (e.g. larger than the
- * chunksize of a frame without chunks); `B2F_ERR_IO`. Writes on one handle are serialized.
+ * chunksize of a frame without chunks, an empty first chunk); `B2F_ERR_IO`. Writes on one
+ * handle are serialized.
  *
  * # Safety
  * `f` is a live handle; `src` points to `src_len` readable bytes (or NULL with 0).
@@ -593,7 +597,8 @@ b2f_status b2f_insert(struct b2f_frame *f, int64_t pos, const void *src, size_t 
 b2f_status b2f_update(struct b2f_frame *f, int64_t nchunk, const void *src, size_t src_len);
 
 /**
- * Removes chunk `nchunk`.
+ * Removes chunk `nchunk` (`B2F_ERR_INVALID_ARGUMENT` where an empty chunk would become the
+ * first, as for `b2f_append`).
  *
  * # Safety
  * `f` is a live handle.
@@ -602,7 +607,8 @@ b2f_status b2f_delete(struct b2f_frame *f, int64_t nchunk);
 
 /**
  * Reorders the chunks: position k gets the chunk that was at `order[k]` (`n` must be the
- * number of chunks and `order` a permutation).
+ * number of chunks and `order` a permutation; an empty chunk is not moved first, as for
+ * `b2f_append`).
  *
  * # Safety
  * `f` is a live handle; `order` points to `n` values (or NULL with 0).

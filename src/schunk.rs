@@ -584,15 +584,16 @@ impl SChunk {
     pub fn delete(&self, i: i64) -> Result<()> {
         let mut f = self.write()?;
         let i = f.check_index(i)?;
-        let n = f.nchunks();
         let nb = f.chunk_nbytes(i)? as i64;
+        if i == 0 && f.nchunks() > 1 {
+            check_first_chunk(f.chunk_nbytes(1)?)?;
+        }
         // Removing a chunk before a short last chunk keeps the fixed-size layout valid.
         f.commit(None, |p, _| {
             let raw = p.offsets.remove(i);
             let span = p.spans.remove(i);
             p.removed.push((raw, span));
             p.header.nbytes -= nb;
-            let _ = n;
             Ok(())
         })
     }
@@ -615,6 +616,9 @@ impl SChunk {
                 .filter(|&o| o < n && !seen[o])
                 .ok_or_else(|| Error::invalid(format!("reorder: {o} is out of range or repeated (must be a permutation of 0..{n})")))?;
             seen[o] = true;
+        }
+        if n > 0 && order[0] != 0 {
+            check_first_chunk(f.chunk_nbytes(order[0] as usize)?)?;
         }
         if short_last(i64::from(f.header.chunksize), f.header.nbytes, n)
             && order[n - 1] as usize != n - 1
@@ -728,6 +732,9 @@ impl SChunk {
                 "the frame already holds the maximum of {} chunks",
                 header::MAX_NCHUNKS
             );
+        }
+        if matches!(place, Placement::Insert(0) | Placement::Replace(0)) {
+            check_first_chunk(h.nbytes)?;
         }
         let old_nb = match place {
             Placement::Replace(i) => f.chunk_nbytes(i)? as i64,
@@ -1019,6 +1026,19 @@ fn stored_special(
         Some(&item),
     )
     .map(Some)
+}
+
+/// Refuses an empty chunk as a frame's first: c-blosc2 cannot open such a frame (it inspects
+/// chunk 0 through a read that fails on an empty chunk, and takes a frame of 0 bytes to have
+/// no chunks), its own included. Empty chunks after the first are read there.
+fn check_first_chunk(nbytes: usize) -> Result<()> {
+    if nbytes == 0 {
+        bail!(
+            invalid,
+            "an empty chunk cannot be a frame's first chunk (c-blosc2 cannot open such a frame)"
+        );
+    }
+    Ok(())
 }
 
 /// Fills `dst` with `n` bytes of a special value.

@@ -791,3 +791,33 @@ fn creating_replaces_what_is_at_the_path() {
     assert_eq!(names, ["f.b2frame", "target.b2frame"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// An empty chunk is never made a frame's first (c-blosc2 cannot open such a frame); after
+/// the first, empty chunks are stored and read back.
+#[test]
+fn an_empty_chunk_is_never_made_the_first() {
+    let s = SChunk::create(None, &opts(true, 0)).unwrap();
+    let refused = |r: b2frame::Result<()>, what: &str| match r {
+        Err(b2frame::Error::InvalidArgument(m)) => assert!(m.contains("first chunk"), "{m}"),
+        other => panic!("{what}: {other:?}"),
+    };
+    refused(s.append(&[]).map(drop), "append to an empty frame");
+    let d = data(1, 400);
+    s.append(&d).unwrap();
+    refused(s.insert(0, &[]).map(drop), "insert at 0");
+    refused(s.update(0, &[]), "update of chunk 0");
+    s.append(&[]).unwrap();
+    s.insert(1, &[]).unwrap();
+    refused(s.delete(0), "delete before an empty chunk");
+    refused(s.reorder(&[1, 0, 2]), "reorder with an empty chunk first");
+    s.reorder(&[0, 2, 1]).unwrap();
+    check(
+        &s,
+        &[d.clone(), vec![], vec![]],
+        "empty chunks after the first",
+    );
+    s.delete(1).unwrap();
+    s.delete(1).unwrap();
+    s.delete(0).unwrap();
+    assert_eq!(s.nchunks(), 0);
+}

@@ -426,8 +426,12 @@ pub unsafe extern "C" fn b2f_get_slice(
 /// does not fit that layout (larger than the chunksize, after a short last chunk, or of
 /// another size anywhere but last), as c-blosc2 does.
 ///
+/// An empty chunk (`src_len` 0) may be any chunk but the first: c-blosc2 cannot open a frame
+/// whose first chunk is empty, so no call (append, insert, update, delete, reorder) makes one.
+///
 /// Returns `B2F_OK`; `B2F_ERR_READ_ONLY`; `B2F_ERR_INVALID_ARGUMENT` (e.g. larger than the
-/// chunksize of a frame without chunks); `B2F_ERR_IO`. Writes on one handle are serialized.
+/// chunksize of a frame without chunks, an empty first chunk); `B2F_ERR_IO`. Writes on one
+/// handle are serialized.
 ///
 /// # Safety
 /// `f` is a live handle; `src` points to `src_len` readable bytes (or NULL with 0).
@@ -514,7 +518,8 @@ pub unsafe extern "C" fn b2f_update(
     })
 }
 
-/// Removes chunk `nchunk`.
+/// Removes chunk `nchunk` (`B2F_ERR_INVALID_ARGUMENT` where an empty chunk would become the
+/// first, as for `b2f_append`).
 ///
 /// # Safety
 /// `f` is a live handle.
@@ -527,7 +532,8 @@ pub unsafe extern "C" fn b2f_delete(f: *mut b2f_frame, nchunk: i64) -> b2f_statu
 }
 
 /// Reorders the chunks: position k gets the chunk that was at `order[k]` (`n` must be the
-/// number of chunks and `order` a permutation).
+/// number of chunks and `order` a permutation; an empty chunk is not moved first, as for
+/// `b2f_append`).
 ///
 /// # Safety
 /// `f` is a live handle; `order` points to `n` values (or NULL with 0).

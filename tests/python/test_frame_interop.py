@@ -171,6 +171,35 @@ def test_metalayer_names_and_vlmetalayer_count_as_c_blosc2_takes_them(tmp_path, 
     assert len(f.vlmeta_names()) == 16
 
 
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_empty_chunks_are_written_only_where_c_blosc2_opens_the_frame(tmp_path, contiguous):
+    # c-blosc2 cannot open a frame whose first chunk is empty, its own included.
+    theirs = tmp_path / "theirs.b2frame"
+    s = blosc2.SChunk(chunksize=0, urlpath=str(theirs), contiguous=contiguous, mode="w",
+                      cparams={"typesize": 4})
+    s.append_data(chunk_data(1))
+    s.insert_chunk(0, blosc2.compress2(b"", typesize=4))
+    del s
+    with pytest.raises(RuntimeError):
+        blosc2.open(str(theirs))
+    # b2frame refuses to make an empty chunk the first, and writes the others.
+    path = tmp_path / "ours.b2frame"
+    f = b2frame.Frame.create(path, contiguous=contiguous, chunksize=0, typesize=4)
+    with pytest.raises(b2frame.Error) as e:
+        f.append(b"")
+    assert e.value.status == b2frame.ERR_INVALID_ARGUMENT
+    model = [chunk_data(2), b"", chunk_data(3, 400), b""]
+    for c in model:
+        f.append(c)
+    with pytest.raises(b2frame.Error):
+        f.insert(0, b"")
+    with pytest.raises(b2frame.Error):
+        f.reorder([1, 0, 2, 3])
+    f.close()
+    s = blosc2.open(str(path))
+    assert [s.decompress_chunk(i) for i in range(s.nchunks)] == model
+
+
 def test_small_sparse_frames_rewritten_many_times_read_in_c_blosc2(tmp_path):
     # c-blosc2 refuses a frame whose index holds an entry beyond its chunk bytes - 32, and
     # a sparse frame's entries are chunk file ids: ids taken fresh for every write outran
