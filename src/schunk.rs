@@ -784,10 +784,12 @@ impl SChunk {
         let as_value = if index_only {
             None
         } else {
+            // The frame's typesize, not the chunk header's (1 above 255): c-blosc2 reads a
+            // repeated value in a file frame as one item of the frame's typesize.
             stored_special(
                 special,
                 h.nbytes,
-                usize::from(h.typesize).max(1),
+                (f.header.typesize as usize).max(1),
                 h.blocksize,
             )?
         };

@@ -200,6 +200,99 @@ def test_empty_chunks_are_written_only_where_c_blosc2_opens_the_frame(tmp_path, 
     assert [s.decompress_chunk(i) for i in range(s.nchunks)] == model
 
 
+@pytest.mark.parametrize("contiguous", [True, False])
+@pytest.mark.parametrize("typesize", [255, 256, 1000])
+def test_chunks_of_zeros_first_in_frames_of_large_typesizes(tmp_path, contiguous, typesize):
+    # A chunk of zeros in a variable-length frame is stored as a repeated value; c-blosc2
+    # reads a file frame's first chunk lazily and wants that value to be one item of the
+    # frame's typesize (the chunk header says 1 above 255).
+    path = tmp_path / "z.b2frame"
+    f = b2frame.Frame.create(path, contiguous=contiguous, chunksize=0, typesize=typesize)
+    model = [bytes(2 * typesize), bytes(range(256)) * (4 * typesize // 256), bytes(typesize)]
+    for c in model:
+        f.append(c)
+    f.close()
+    s = blosc2.open(str(path))
+    assert [s.decompress_chunk(i) for i in range(s.nchunks)] == model
+
+
+def test_frames_with_random_parameters_and_operations_read_in_c_blosc2(tmp_path):
+    # Random parameters (codec, clevel, typesize up to 1000, filters, blocksize, split mode,
+    # dictionaries, threads; fixed or variable chunks, contiguous or sparse) and random
+    # operations here, including special fills; python-blosc2 then reads every chunk as the
+    # model has it.
+    import random
+    for seed in range(300):
+        rng = random.Random(seed)
+        nrng = np.random.default_rng(seed)
+        ts = rng.choice([1, 2, 3, 4, 8, 12, 16, 33, 127, 255, 256, 1000])
+        # Not bytedelta at typesizes of 128 and more (python-blosc2 cannot open those frames,
+        # see the README), nor trunc_prec (lossy).
+        choices = [1, 2, 3, 35] if ts < 128 else [1, 2, 3]
+        flts = [rng.choice(choices) for _ in range(rng.choice([0, 1, 1, 2]))]
+        if flts.count(3) > 1:
+            flts = [f for f in flts if f != 3] + [3]
+        codec = rng.choice([0, 1, 2, 4, 5])
+        params = dict(codec=codec, clevel=rng.choice([0, 1, 3, 5, 9]),
+                      filters=[0] * (6 - len(flts)) + flts, typesize=ts,
+                      blocksize=rng.choice([0, 0, 0, ts * 64, ts * 1000, 4096 * ts]),
+                      nthreads=rng.choice([1, 2]), splitmode=rng.choice([1, 2, 3, 4]),
+                      use_dict=rng.random() < 0.2 and codec in (1, 2, 5))
+        contiguous = rng.random() < 0.6
+        chunk_items = rng.choice([1, 7, 100, 1000, 5000])
+        chunksize = chunk_items * ts if rng.random() < 0.6 else 0
+        path = tmp_path / f"r{seed}.b2frame"
+        f = b2frame.Frame.create(path, contiguous=contiguous, chunksize=chunksize, **params)
+
+        def data(nitems):
+            kind, n = rng.choice(["random", "smooth", "zeros", "repeated"]), nitems * ts
+            if kind == "random":
+                return nrng.integers(0, 256, n, dtype=np.uint8).tobytes()
+            if kind == "zeros":
+                return bytes(n)
+            if kind == "repeated":
+                return bytes([rng.randrange(256)]) * n
+            return (np.arange(n, dtype=np.uint8) // 7).tobytes()
+
+        model = []
+        for step in range(12):
+            op = rng.choice(["append"] * 4 + ["insert", "update", "delete", "reorder", "fill"])
+            if op in ("update", "delete", "reorder") and not model:
+                op = "append"
+            n = chunk_items if chunksize else rng.choice([1, 5, 300, 2000])
+            if op == "append":
+                model.append(data(n))
+                f.append(model[-1])
+            elif op == "insert":
+                i = rng.randrange(len(model) + 1)
+                model.insert(i, data(n))
+                f.insert(i, model[i])
+            elif op == "update":
+                i = rng.randrange(len(model))
+                model[i] = data(n)
+                f.update(i, model[i])
+            elif op == "delete":
+                i = rng.randrange(len(model))
+                f.delete(i)
+                model.pop(i)
+            elif op == "reorder":
+                order = list(range(len(model)))
+                rng.shuffle(order)
+                f.reorder(order)
+                model = [model[j] for j in order]
+            elif chunksize and (not model or len(model[-1]) == chunksize):
+                nan = ts in (4, 8) and rng.random() < 0.5
+                k = rng.randrange(1, 3)
+                f.fill_special(k * chunk_items, b2frame.SPECIAL_NAN if nan else b2frame.SPECIAL_ZERO)
+                item = np.array([np.nan], dtype=f"<f{ts}").tobytes() if nan else bytes(ts)
+                model += [item * chunk_items] * k
+        f.close()
+        s = blosc2.open(str(path))
+        assert s.nchunks == len(model), (seed, params)
+        for i, want in enumerate(model):
+            assert s.decompress_chunk(i) == want, (seed, i, params, contiguous, chunksize)
+
+
 def test_small_sparse_frames_rewritten_many_times_read_in_c_blosc2(tmp_path):
     # c-blosc2 refuses a frame whose index holds an entry beyond its chunk bytes - 32, and
     # a sparse frame's entries are chunk file ids: ids taken fresh for every write outran
