@@ -246,10 +246,7 @@ impl Frame {
     fn special_nbytes(&self, i: usize) -> Result<usize> {
         let cs = self.header.chunksize;
         if cs <= 0 {
-            bail!(
-                corrupt,
-                "chunk {i}: a special index entry in a frame with variable-length chunks has no size"
-            );
+            return self.lone_special_nbytes(i);
         }
         let cs = cs as i64;
         let n = self.nchunks();
@@ -257,6 +254,33 @@ impl Frame {
             return Ok((self.header.nbytes % cs) as usize);
         }
         Ok(cs as usize)
+    }
+
+    /// The size of special index entry `i` of a frame of variable-length chunks. c-blosc2
+    /// writes a chunk of zeros (NaNs...) appended to such a frame as an index entry alone,
+    /// which carries no size (and it then cannot open the frame). Where that entry is the
+    /// frame's only one, its size is what the header's nbytes leaves after the other chunks.
+    fn lone_special_nbytes(&self, i: usize) -> Result<usize> {
+        let ix = self.index()?;
+        let mut others = 0i64;
+        for j in (0..ix.len()).filter(|&j| j != i) {
+            match index::entry(ix.raw(j))? {
+                Entry::Special(_) => bail!(
+                    corrupt,
+                    "chunk {i}: a special index entry in a frame with variable-length chunks has no size (and is not the frame's only one)"
+                ),
+                Entry::At(at) => others += self.stored_header(j, at)?.nbytes as i64,
+            }
+        }
+        let left = self.header.nbytes - others;
+        if !(0..=chunk::MAX_BUFFERSIZE as i64).contains(&left) {
+            bail!(
+                corrupt,
+                "chunk {i}: a special index entry without a size, and the frame's nbytes ({}) leaves {left} bytes for it",
+                self.header.nbytes
+            );
+        }
+        Ok(left as usize)
     }
 
     /// The stored bytes of chunk `i`, or the special value it stands for.

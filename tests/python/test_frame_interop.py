@@ -216,6 +216,39 @@ def test_chunks_of_zeros_first_in_frames_of_large_typesizes(tmp_path, contiguous
     assert [s.decompress_chunk(i) for i in range(s.nchunks)] == model
 
 
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_c_blosc2s_sizeless_zero_chunk_in_a_variable_frame_is_read_here(tmp_path, contiguous):
+    # c-blosc2 appends a chunk of zeros to a variable-length frame as an index entry alone,
+    # without a size, and then cannot read it. Where it is the only one, the header's nbytes
+    # tells its size; b2frame reads it, also after its own appends.
+    path = tmp_path / "z.b2frame"
+    s = blosc2.SChunk(chunksize=0, urlpath=str(path), contiguous=contiguous, mode="w",
+                      cparams={"typesize": 4})
+    model = [chunk_data(1), bytes(440), chunk_data(2, 400)]
+    for c in model:
+        s.append_data(c)
+    del s
+    with pytest.raises(RuntimeError):
+        blosc2.open(str(path)).decompress_chunk(1)
+    f = b2frame.Frame.open(path, mode=b2frame.READ | b2frame.WRITE)
+    assert [f.chunk(i) for i in range(f.nchunks)] == model
+    f.append(chunk_data(3, 120))
+    model.append(chunk_data(3, 120))
+    f.close()
+    f = b2frame.Frame.open(path)
+    assert [f.chunk(i) for i in range(f.nchunks)] == model
+    f.close()
+    # With two such entries the sizes are not known: an error, not a guess.
+    s = blosc2.open(str(path), mode="a")
+    s.append_data(bytes(80))
+    del s
+    f = b2frame.Frame.open(path)
+    with pytest.raises(b2frame.Error) as e:
+        f.chunk(1)
+    assert e.value.status == b2frame.ERR_CORRUPT and "only one" in str(e.value)
+    assert f.chunk(3) == chunk_data(3, 120)
+
+
 def test_frames_with_random_parameters_and_operations_read_in_c_blosc2(tmp_path):
     # Random parameters (codec, clevel, typesize up to 1000, filters, blocksize, split mode,
     # dictionaries, threads; fixed or variable chunks, contiguous or sparse) and random
