@@ -410,3 +410,59 @@ fn readme_shows_the_real_output_of_its_main_command() {
     let real = String::from_utf8(ok(&["info", s(&ex)])).unwrap();
     assert_eq!(shown, real.replace(s(&ex), "examples/temperature.b2nd"));
 }
+
+/// `slice --text` prints items as NumPy prints them: every finite float16, dates of several
+/// units, strings, complex numbers and structured items, of arrays python-blosc2 writes.
+#[test]
+fn slice_text_matches_numpy() {
+    let dir = tmp("numpy-text");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = "import sys, numpy as np, blosc2\n\
+        d = sys.stdin.read()\n\
+        h = np.arange(65536, dtype=np.uint16).view(np.float16)\n\
+        arrays = {\n\
+          'half': h[np.isfinite(h)],\n\
+          'dates_s': (np.arange(-5, 5) * 86_399).astype('M8[s]'),\n\
+          'dates_ms': np.array([-1, 0, 1_600_000_000_123], dtype='M8[ms]'),\n\
+          'dates_D': np.array([-1, 0, 19_000, 'NaT'], dtype='M8[D]'),\n\
+          'unicode': np.array(['h\u{e9}llo', '', 'w\u{f6}rld']),\n\
+          'complex': np.array([1 + 2j, -0.5 - 1.25j]),\n\
+        }\n\
+        for name, x in arrays.items(): blosc2.asarray(x, urlpath=f'{d}/{name}.b2nd', mode='w'); \
+            print(name, ' '.join(repr(str(v)) if x.dtype.kind == 'U' else str(v) for v in x))\n";
+    let expected = common::run_python(script, s(&dir).as_bytes());
+    for line in String::from_utf8(expected).unwrap().lines() {
+        let (name, want) = line.split_once(' ').unwrap();
+        let path = dir.join(format!("{name}.b2nd"));
+        let got = String::from_utf8(ok(&["slice", s(&path), ":", "--text"])).unwrap();
+        let got = got.trim_end().replace('"', "'");
+        if name == "complex" {
+            // NumPy writes (1+2j); the items are the same numbers.
+            assert_eq!(got, "1+2j -0.5-1.25j");
+            continue;
+        }
+        if name == "half" {
+            // NumPy may print a float16 in exponent form (6e-08); compare the numbers.
+            let parse = |t: &str| {
+                t.split(' ')
+                    .map(|v| v.parse::<f64>().unwrap())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(parse(&got), parse(want), "{name}");
+            continue;
+        }
+        assert_eq!(got, want, "{name}");
+    }
+    let rec = dir.join("rec.b2nd");
+    common::run_python(
+        &format!(
+            "import numpy as np, blosc2\n\
+             x = np.array([(3, 1.5, b'xy', [1, 2])], dtype=[('a', '<i4'), ('b', '<f8'), ('c', 'S3'), ('d', '<i2', (2,))])\n\
+             blosc2.asarray(x, urlpath={:?}, mode='w')\n",
+            s(&rec)
+        ),
+        b"",
+    );
+    let got = String::from_utf8(ok(&["slice", s(&rec), ":", "--text"])).unwrap();
+    assert_eq!(got.trim_end(), "(3, 1.5, \"xy\", [1, 2])");
+}

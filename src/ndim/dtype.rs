@@ -16,6 +16,61 @@ pub fn itemsize(dtype: &str) -> Result<usize> {
     simple_size(s).ok_or_else(bad)
 }
 
+/// A field of a structured dtype: its name, its simple format ("<f8") and how many items of
+/// that format it holds (a subarray field holds more than one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    pub name: String,
+    pub format: String,
+    pub count: usize,
+}
+
+/// The fields of a structured dtype in list form whose fields all have simple formats (laid
+/// out one after the other, as that form is); `None` for any other dtype.
+pub fn simple_fields(dtype: &str) -> Option<Vec<Field>> {
+    let s = dtype.trim();
+    if !s.starts_with('[') {
+        return None;
+    }
+    let Lit::List(fields) = Parser::new(s).parse_all().ok()? else {
+        return None;
+    };
+    fields
+        .iter()
+        .map(|f| {
+            let Lit::List(parts) = f else { return None };
+            let (name, format, shape) = match parts.as_slice() {
+                [Lit::Str(n), Lit::Str(f)] => (n, f, None),
+                [Lit::Str(n), Lit::Str(f), shape] => (n, f, Some(shape)),
+                _ => return None,
+            };
+            simple_size(format)?;
+            let dims: Vec<i64> = match shape {
+                None => vec![],
+                Some(Lit::Int(n)) => vec![*n],
+                Some(Lit::List(d)) => d
+                    .iter()
+                    .map(|x| if let Lit::Int(n) = x { Some(*n) } else { None })
+                    .collect::<Option<_>>()?,
+                Some(_) => return None,
+            };
+            let count = dims
+                .iter()
+                .try_fold(1usize, |acc, &d| acc.checked_mul(usize::try_from(d).ok()?))?;
+            Some(Field {
+                name: name.clone(),
+                format: format.clone(),
+                count,
+            })
+        })
+        .collect()
+}
+
+/// Item size of a simple dtype like "<f8", "i4", "|S10", "<U3", "<M8[ns]".
+pub fn simple_itemsize(dtype: &str) -> Option<usize> {
+    simple_size(dtype.trim())
+}
+
 /// Item size of a simple dtype like "<f8", "i4", "|S10", "<U3", "<M8[ns]".
 fn simple_size(s: &str) -> Option<usize> {
     let s = s.strip_prefix(['<', '>', '|', '=']).unwrap_or(s);

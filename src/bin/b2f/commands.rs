@@ -12,6 +12,8 @@ use b2frame::ndim::Array;
 use b2frame::schunk::{CreateOptions, SChunk};
 use b2frame::{codecs, filters, Error};
 
+use crate::items::format_item;
+
 use crate::args::{flag, value, Args, Opt};
 use crate::progress::{human, Progress};
 use crate::{describe, msgpack, CliError};
@@ -284,9 +286,11 @@ const SLICE_HELP: &str = "\
 usage: b2f slice FILE SPEC [--text]
 
 Reads an n-dim slab of an array (b2nd or caterva) and writes it to stdout in C order, as raw
-bytes or, with --text, as numbers (one line per row of the last dimension). SPEC has one
-comma-separated entry per dimension, like NumPy: `A:B`, `A:`, `:B`, `:`, or a single index
-`I`; negative values count from the end; missing trailing entries mean `:`.
+bytes or, with --text, as text (one line per row of the last dimension): numbers and
+booleans, quoted strings, dates and durations as NumPy prints them, structured items as
+(field, ...) tuples, other items as hex. SPEC has one comma-separated entry per dimension,
+like NumPy: `A:B`, `A:`, `:B`, `:`, or a single index `I`; negative values count from the
+end; missing trailing entries mean `:` (an empty SPEC reads a 0-dim array).
 Example: b2f slice temperature.b2nd 0,10:20,:";
 
 /// Parses a slab spec against `shape`.
@@ -330,53 +334,6 @@ fn parse_slab(spec: &str, shape: &[i64]) -> Result<(Vec<i64>, Vec<i64>), CliErro
         stop.push(b);
     }
     Ok((start, stop))
-}
-
-/// Formats items of a NumPy dtype as text; `None` for dtypes shown as hex.
-fn format_item(dtype: &str, item: &[u8]) -> String {
-    let (order, rest) = match dtype.as_bytes().first() {
-        Some(b'<' | b'>' | b'|' | b'=') => (dtype.as_bytes()[0], &dtype[1..]),
-        _ => (b'<', dtype),
-    };
-    let big = order == b'>';
-    let mut b = item.to_vec();
-    let kind = rest.chars().next().unwrap_or('V');
-    if big && matches!(kind, 'i' | 'u' | 'f' | 'c') {
-        if kind == 'c' {
-            let h = b.len() / 2;
-            b[..h].reverse();
-            b[h..].reverse();
-        } else {
-            b.reverse();
-        }
-    }
-    let n = b.len();
-    let le = |b: &[u8]| b.iter().rev().fold(0u64, |acc, &x| acc << 8 | u64::from(x));
-    match (kind, n) {
-        ('b' | '?', 1) => (if b[0] != 0 { "true" } else { "false" }).into(),
-        ('i', 1 | 2 | 4 | 8) => {
-            let shift = 64 - 8 * n as u32;
-            (((le(&b) << shift) as i64) >> shift).to_string()
-        }
-        ('u', 1 | 2 | 4 | 8) => le(&b).to_string(),
-        ('f', 4) => f32::from_bits(le(&b) as u32).to_string(),
-        ('f', 8) => f64::from_bits(le(&b)).to_string(),
-        ('c', 8) => format!(
-            "{}{:+}j",
-            f32::from_bits(le(&b[..4]) as u32),
-            f32::from_bits(le(&b[4..]) as u32)
-        ),
-        ('c', 16) => format!(
-            "{}{:+}j",
-            f64::from_bits(le(&b[..8])),
-            f64::from_bits(le(&b[8..]))
-        ),
-        ('S', _) => {
-            let end = b.iter().rposition(|&c| c != 0).map_or(0, |p| p + 1);
-            format!("{:?}", String::from_utf8_lossy(&b[..end]))
-        }
-        _ => format!("0x{}", msgpack::hex(&b)),
-    }
 }
 
 pub fn slice(argv: &[String]) -> Result<i32, CliError> {
@@ -909,16 +866,5 @@ mod tests {
         );
         assert!(parse_slab("1,2,3,4", &shape).is_err());
         assert!(parse_slab("a:b", &shape).is_err());
-    }
-
-    #[test]
-    fn items_as_text() {
-        assert_eq!(format_item("<f8", &1.5f64.to_le_bytes()), "1.5");
-        assert_eq!(format_item(">i4", &(-2i32).to_be_bytes()), "-2");
-        assert_eq!(format_item("|u1", &[200]), "200");
-        assert_eq!(format_item("|b1", &[1]), "true");
-        assert_eq!(format_item("|S4", b"ab\0\0"), "\"ab\"");
-        assert_eq!(format_item("<c8", &[0, 0, 128, 63, 0, 0, 0, 64]), "1+2j");
-        assert_eq!(format_item("|V2", &[1, 2]), "0x0102");
     }
 }

@@ -4,6 +4,7 @@
 mod args;
 mod commands;
 mod describe;
+mod items;
 mod msgpack;
 mod progress;
 
