@@ -888,12 +888,12 @@ fn pick<'x>(
 }
 
 /// Repeats `pattern` over `dst` (its length is a multiple of the pattern's).
-fn fill_pattern(dst: &mut [u8], pattern: &[u8]) {
-    if pattern.is_empty() {
+pub(crate) fn fill_pattern(dst: &mut [u8], pattern: &[u8]) {
+    let Some(&byte) = pattern.first() else {
         return; // the header check refuses value chunks without a value
-    }
-    if pattern.len() == 1 {
-        dst.fill(pattern[0]);
+    };
+    if pattern.iter().all(|&b| b == byte) {
+        dst.fill(byte);
         return;
     }
     // One copy of the pattern, then the filled prefix doubled: memcpy speed, and every copy

@@ -582,11 +582,7 @@ impl<'a> Array<'a> {
 fn put(src: &BlockSrc, at: usize, len: usize, out: &mut [u8]) {
     match src {
         BlockSrc::Bytes { data, base } => out.copy_from_slice(&data[base + at..base + at + len]),
-        BlockSrc::Item(item) => {
-            for c in out.chunks_mut(item.len()) {
-                c.copy_from_slice(&item[..c.len()]);
-            }
-        }
+        BlockSrc::Item(item) => crate::chunk::decompress::fill_pattern(out, item),
     }
 }
 
