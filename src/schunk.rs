@@ -784,14 +784,14 @@ impl SChunk {
         let as_value = if index_only {
             None
         } else {
-            // The frame's typesize, not the chunk header's (1 above 255): c-blosc2 reads a
-            // repeated value in a file frame as one item of the frame's typesize.
-            stored_special(
-                special,
-                h.nbytes,
-                (f.header.typesize as usize).max(1),
-                h.blocksize,
-            )?
+            // Zeros repeat an item of the frame's typesize, not the chunk header's (1 above
+            // 255): c-blosc2 reads a repeated value in a file frame as one item of the frame's
+            // typesize. NaNs keep the chunk's float width.
+            let typesize = match special {
+                SpecialValue::Nan => usize::from(h.typesize),
+                _ => f.header.typesize as usize,
+            };
+            stored_special(special, h.nbytes, typesize.max(1), h.blocksize)?
         };
         let stored = (!index_only).then(|| as_value.as_deref().unwrap_or(chunk));
         f.commit(stored, |p: &mut Pending, loc| {

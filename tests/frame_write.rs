@@ -821,3 +821,24 @@ fn an_empty_chunk_is_never_made_the_first() {
     s.delete(0).unwrap();
     assert_eq!(s.nchunks(), 0);
 }
+
+/// A chunk of NaNs stored in a frame of variable-length chunks keeps its own float width,
+/// whatever the frame's typesize (zeros take the frame's typesize, as c-blosc2 reads them).
+#[test]
+fn special_chunks_stored_as_values_keep_their_content() {
+    let nan_f32 = SChunk::create(None, &opts(true, 4000)).unwrap();
+    nan_f32.fill_special(1000, SpecialValue::Nan).unwrap();
+    let raw = nan_f32.get_chunk_raw(0).unwrap();
+    let want = nan_f32.get_chunk_vec(0).unwrap();
+    assert_eq!(&want[..4], &f32::NAN.to_le_bytes());
+    let mut o = opts(true, 0);
+    o.params.typesize = 8;
+    let s = SChunk::create(None, &o).unwrap();
+    s.append_chunk(&raw).unwrap();
+    s.append(&[0u8; 800]).unwrap();
+    check(
+        &s,
+        &[want, vec![0; 800]],
+        "specials in a variable-length frame",
+    );
+}
