@@ -250,8 +250,7 @@ impl Store {
         }
     }
 
-    /// Whether commits are synced to disk.
-    /// Points the store at `path`, where its file or directory was renamed to.
+    /// Points the store at `to`, where its file or directory was renamed to.
     pub fn relocate(&mut self, to: &Path) {
         match self {
             Store::Mem(_) => {}
@@ -260,6 +259,7 @@ impl Store {
         }
     }
 
+    /// Whether commits are synced to disk.
     fn syncs(&self) -> bool {
         match self {
             Store::Mem(_) => false,
