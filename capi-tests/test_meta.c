@@ -66,6 +66,11 @@ int main(void) {
   CHECK_STATUS(b2f_vlmeta_set(f, "0123456789abcdef0123456789abcdef", "x", 1),
                B2F_ERR_INVALID_ARGUMENT);
   CHECK_STATUS(b2f_vlmeta_set(f, "", "x", 1), B2F_OK);
+  /* Names are bytes: one that is not UTF-8 is stored and listed as it is. */
+  CHECK_STATUS(b2f_vlmeta_set(f, "caf\xe9", "y", 1), B2F_OK);
+  CHECK_STATUS(b2f_vlmeta_count(f, &count), B2F_OK);
+  CHECK_STATUS(b2f_vlmeta_name(f, count - 1, name, sizeof name, &len), B2F_OK);
+  CHECK(len == 5 && memcmp(name, "caf\xe9", 5) == 0);
   CHECK_STATUS(b2f_vlmeta_get(f, "", buf, sizeof buf, &len), B2F_OK);
   CHECK(len == 1 && buf[0] == 'x');
   b2f_close(f);

@@ -651,7 +651,9 @@ b2f_status b2f_save(struct b2f_frame *f, const char *urlpath, bool contiguous);
 
 /**
  * Copies the content of metalayer `name` (raw bytes, as c-blosc2's `blosc2_meta_get`)
- * into `dst`; two-call pattern with the length in `*len_out`.
+ * into `dst`; two-call pattern with the length in `*len_out`. Names, here and in every
+ * metalayer call, are NUL-terminated byte strings compared byte for byte: usually UTF-8,
+ * but frames whose names are not (c-blosc2 takes any bytes) are read and written too.
  *
  * Returns `B2F_OK`, `B2F_ERR_NOT_FOUND`, `B2F_ERR_BUFFER_TOO_SMALL`, `B2F_ERR_INVALID_ARGUMENT`.
  * Thread-safe.

@@ -13,7 +13,7 @@ use crate::chunk::{self, CParams, ChunkHeader, Context, SpecialValue, SplitMode}
 use crate::error::{Error, Result};
 use crate::frame::header::{self, FrameHeader};
 use crate::frame::index::{self, Entry};
-use crate::frame::metalayers::{self, Metalayer, MAX_METALAYERS};
+use crate::frame::metalayers::{self, show, Metalayer, MAX_METALAYERS};
 use crate::frame::store::{self, Pending};
 use crate::frame::trailer::{Vlmeta, MAX_VLMETALAYERS_WRITTEN};
 use crate::frame::{ChunkData, Frame, Store};
@@ -862,32 +862,37 @@ impl SChunk {
     }
 
     // ---- metalayers ----
+    // Names are bytes, as in the format: any `AsRef<[u8]>` (a `&str` too) names a layer.
 
-    pub fn meta_get(&self, name: &str) -> Result<Vec<u8>> {
+    pub fn meta_get(&self, name: impl AsRef<[u8]>) -> Result<Vec<u8>> {
+        let name = name.as_ref();
         let f = self.read();
         f.header
             .metalayers
             .iter()
             .find(|m| m.name == name)
             .map(|m| m.content.clone())
-            .ok_or_else(|| Error::not_found(format!("no metalayer named {name:?}")))
+            .ok_or_else(|| Error::not_found(format!("no metalayer named {:?}", show(name))))
     }
 
+    /// The metalayers' names as text (invalid UTF-8 replaced; see `meta_names_raw`).
     pub fn meta_names(&self) -> Vec<String> {
-        self.read()
-            .header
-            .metalayers
-            .iter()
-            .map(|m| m.name.clone())
-            .collect()
+        self.meta_names_raw().iter().map(|n| show(n)).collect()
+    }
+
+    /// The metalayers' names as stored.
+    pub fn meta_names_raw(&self) -> Vec<Vec<u8>> {
+        let f = self.read();
+        f.header.metalayers.iter().map(|m| m.name.clone()).collect()
     }
 
     /// Adds a metalayer; only before the first chunk, as c-blosc2 requires.
-    pub fn meta_add(&self, name: &str, content: &[u8]) -> Result<()> {
+    pub fn meta_add(&self, name: impl AsRef<[u8]>, content: &[u8]) -> Result<()> {
+        let name = name.as_ref();
         metalayers::check_name(name)?;
         let mut f = self.write()?;
         if f.header.metalayers.iter().any(|m| m.name == name) {
-            bail!(invalid, "metalayer {name:?} already exists");
+            bail!(invalid, "metalayer {:?} already exists", show(name));
         }
         if f.header.metalayers.len() >= MAX_METALAYERS {
             bail!(invalid, "a frame holds at most {MAX_METALAYERS} metalayers");
@@ -897,7 +902,7 @@ impl SChunk {
         }
         let mut h = f.header.clone();
         h.metalayers.push(Metalayer {
-            name: name.to_string(),
+            name: name.to_vec(),
             content: content.to_vec(),
         });
         f.rebuild_empty(h)
@@ -905,18 +910,20 @@ impl SChunk {
 
     /// Overwrites a metalayer's content in place: it cannot grow; a shorter content replaces
     /// its first bytes (c-blosc2's rule).
-    pub fn meta_update(&self, name: &str, content: &[u8]) -> Result<()> {
+    pub fn meta_update(&self, name: impl AsRef<[u8]>, content: &[u8]) -> Result<()> {
+        let name = name.as_ref();
         let mut f = self.write()?;
         let mut h = f.header.clone();
         let m = h
             .metalayers
             .iter_mut()
             .find(|m| m.name == name)
-            .ok_or_else(|| Error::not_found(format!("no metalayer named {name:?}")))?;
+            .ok_or_else(|| Error::not_found(format!("no metalayer named {:?}", show(name))))?;
         if content.len() > m.content.len() {
             bail!(
                 invalid,
-                "metalayer {name:?}: new content of {} bytes exceeds its size ({} bytes); metalayers are updated in place",
+                "metalayer {:?}: new content of {} bytes exceeds its size ({} bytes); metalayers are updated in place",
+                show(name),
                 content.len(),
                 m.content.len()
             );
@@ -928,34 +935,33 @@ impl SChunk {
     // ---- vlmetalayers ----
 
     /// The decompressed content of a vlmetalayer, refusing more than `max` bytes.
-    pub fn vlmeta_get(&self, name: &str, max: usize) -> Result<Vec<u8>> {
+    pub fn vlmeta_get(&self, name: impl AsRef<[u8]>, max: usize) -> Result<Vec<u8>> {
+        let name = name.as_ref();
         let f = self.read();
-        let v = f
-            .vlmeta
-            .iter()
-            .find(|v| v.name == name)
-            .ok_or_else(|| Error::not_found(format!("no vlmetalayer named {name:?}")))?;
+        let v = find_vlmeta(&f, name)?;
         chunk::decompress_to_vec(&v.chunk, max)
-            .map_err(|e| e.context(format_args!("vlmetalayer {name:?}")))
+            .map_err(|e| e.context(format_args!("vlmetalayer {:?}", show(name))))
     }
 
     /// The decompressed size of a vlmetalayer.
-    pub fn vlmeta_len(&self, name: &str) -> Result<usize> {
+    pub fn vlmeta_len(&self, name: impl AsRef<[u8]>) -> Result<usize> {
         let f = self.read();
-        let v = f
-            .vlmeta
-            .iter()
-            .find(|v| v.name == name)
-            .ok_or_else(|| Error::not_found(format!("no vlmetalayer named {name:?}")))?;
-        Ok(ChunkHeader::parse(&v.chunk)?.nbytes)
+        Ok(ChunkHeader::parse(&find_vlmeta(&f, name.as_ref())?.chunk)?.nbytes)
     }
 
+    /// The vlmetalayers' names as text (invalid UTF-8 replaced; see `vlmeta_names_raw`).
     pub fn vlmeta_names(&self) -> Vec<String> {
+        self.vlmeta_names_raw().iter().map(|n| show(n)).collect()
+    }
+
+    /// The vlmetalayers' names as stored.
+    pub fn vlmeta_names_raw(&self) -> Vec<Vec<u8>> {
         self.read().vlmeta.iter().map(|v| v.name.clone()).collect()
     }
 
     /// Adds or replaces a vlmetalayer (stored compressed, as c-blosc2 does).
-    pub fn vlmeta_set(&self, name: &str, content: &[u8]) -> Result<()> {
+    pub fn vlmeta_set(&self, name: impl AsRef<[u8]>, content: &[u8]) -> Result<()> {
+        let name = name.as_ref();
         metalayers::check_name(name)?;
         let chunk = Context::new(CParams::default())?.compress_to_vec(content)?;
         let mut f = self.write()?;
@@ -971,7 +977,7 @@ impl SChunk {
             match p.vlmeta.iter_mut().find(|v| v.name == name) {
                 Some(v) => v.chunk = chunk,
                 None => p.vlmeta.push(Vlmeta {
-                    name: name.to_string(),
+                    name: name.to_vec(),
                     chunk,
                 }),
             }
@@ -979,16 +985,22 @@ impl SChunk {
         })
     }
 
-    pub fn vlmeta_delete(&self, name: &str) -> Result<()> {
+    pub fn vlmeta_delete(&self, name: impl AsRef<[u8]>) -> Result<()> {
+        let name = name.as_ref();
         let mut f = self.write()?;
-        if !f.vlmeta.iter().any(|v| v.name == name) {
-            bail!(not_found, "no vlmetalayer named {name:?}");
-        }
+        find_vlmeta(&f, name)?;
         f.commit(None, |p, _| {
             p.vlmeta.retain(|v| v.name != name);
             Ok(())
         })
     }
+}
+
+fn find_vlmeta<'f>(f: &'f Frame, name: &[u8]) -> Result<&'f Vlmeta> {
+    f.vlmeta
+        .iter()
+        .find(|v| v.name == name)
+        .ok_or_else(|| Error::not_found(format!("no vlmetalayer named {:?}", show(name))))
 }
 
 #[derive(Clone, Copy)]

@@ -172,11 +172,11 @@ fn memory() {
 fn metalayer_rules() {
     let s = SChunk::create(None, &opts(true, CHUNK as i32)).unwrap();
     for i in 0..16 {
-        s.meta_add(&format!("m{i}"), &[i as u8; 10]).unwrap();
+        s.meta_add(format!("m{i}"), &[i as u8; 10]).unwrap();
     }
     assert!(s.meta_add("m16", b"x").is_err(), "17th metalayer accepted");
     assert!(
-        s.meta_add(&"n".repeat(32), b"x").is_err(),
+        s.meta_add("n".repeat(32), b"x").is_err(),
         "32-byte name accepted"
     );
     s.meta_update("m3", &[9u8; 4]).unwrap();
@@ -710,7 +710,7 @@ fn vlmetalayers_are_added_up_to_sixteen() {
     let s = SChunk::create(None, &opts(true, CHUNK as i32)).unwrap();
     s.append(&data(1, CHUNK)).unwrap();
     for k in 0..16 {
-        s.vlmeta_set(&format!("v{k}"), &[k as u8]).unwrap();
+        s.vlmeta_set(format!("v{k}"), &[k as u8]).unwrap();
     }
     assert!(matches!(
         s.vlmeta_set("v16", b"x"),
@@ -727,7 +727,7 @@ fn vlmetalayers_are_added_up_to_sixteen() {
     let proto = vls[0].chunk.clone();
     for k in 0..4 {
         vls.push(trailer::Vlmeta {
-            name: format!("extra{k}"),
+            name: format!("extra{k}").into(),
             chunk: proto.clone(),
         });
     }
@@ -841,4 +841,30 @@ fn special_chunks_stored_as_values_keep_their_content() {
         &[want, vec![0; 800]],
         "specials in a variable-length frame",
     );
+}
+
+/// Metalayer and vlmetalayer names are bytes, as in the format: a frame with names that are
+/// not UTF-8 (c-blosc2 takes any) opens, and its layers are found and kept byte for byte.
+#[test]
+fn names_that_are_not_utf8_are_kept() {
+    let s = SChunk::create(None, &opts(true, CHUNK as i32)).unwrap();
+    s.meta_add(b"\xe9t\xe9", b"latin-1").unwrap();
+    s.append(&data(1, CHUNK)).unwrap();
+    s.vlmeta_set(b"caf\xe9", b"\xc0").unwrap();
+    s.vlmeta_set("ok", b"\xc3").unwrap();
+    let r = SChunk::open_buffer(s.to_buffer().unwrap()).unwrap();
+    assert_eq!(r.meta_names_raw(), [b"\xe9t\xe9".to_vec()]);
+    assert_eq!(r.meta_names(), ["\u{fffd}t\u{fffd}"]);
+    assert_eq!(r.meta_get(b"\xe9t\xe9").unwrap(), b"latin-1");
+    assert!(matches!(
+        r.meta_get("\u{fffd}t\u{fffd}"),
+        Err(b2frame::Error::NotFound(_))
+    ));
+    assert_eq!(r.vlmeta_get(b"caf\xe9", 10).unwrap(), b"\xc0");
+    r.vlmeta_set(b"caf\xe9", b"\xc2").unwrap();
+    r.vlmeta_delete("ok").unwrap();
+    let r = SChunk::open_buffer(r.to_buffer().unwrap()).unwrap();
+    assert_eq!(r.vlmeta_names_raw(), [b"caf\xe9".to_vec()]);
+    assert_eq!(r.vlmeta_get(b"caf\xe9", 10).unwrap(), b"\xc2");
+    check(&r, &[data(1, CHUNK)], "non-UTF-8 names");
 }

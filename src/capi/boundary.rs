@@ -99,6 +99,18 @@ pub(crate) unsafe fn write_req<T>(ptr: *mut T, value: T, what: &str) -> Result<(
     Ok(())
 }
 
+/// A NUL-terminated byte string argument (a metalayer name: bytes, as in the format).
+///
+/// # Safety
+/// `ptr` is NULL or points to a NUL-terminated string valid for `'a`.
+pub(crate) unsafe fn bytes_string<'a>(ptr: *const c_char, what: &str) -> Result<&'a [u8]> {
+    if ptr.is_null() {
+        bail!(invalid, "{what} is NULL");
+    }
+    // SAFETY: non-NULL and NUL-terminated per the caller.
+    Ok(unsafe { CStr::from_ptr(ptr) }.to_bytes())
+}
+
 /// A NUL-terminated UTF-8 string argument.
 ///
 /// # Safety

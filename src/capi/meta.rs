@@ -2,13 +2,15 @@
 
 use std::ffi::{c_char, c_void};
 
-use super::boundary::{copy_out, guard, input, output, string, write_opt};
+use super::boundary::{bytes_string, copy_out, guard, input, output, write_opt};
 use super::error::b2f_status;
 use super::frame::{b2f_frame, frame_ref};
 use crate::error::Error;
 
 /// Copies the content of metalayer `name` (raw bytes, as c-blosc2's `blosc2_meta_get`)
-/// into `dst`; two-call pattern with the length in `*len_out`.
+/// into `dst`; two-call pattern with the length in `*len_out`. Names, here and in every
+/// metalayer call, are NUL-terminated byte strings compared byte for byte: usually UTF-8,
+/// but frames whose names are not (c-blosc2 takes any bytes) are read and written too.
 ///
 /// Returns `B2F_OK`, `B2F_ERR_NOT_FOUND`, `B2F_ERR_BUFFER_TOO_SMALL`, `B2F_ERR_INVALID_ARGUMENT`.
 /// Thread-safe.
@@ -26,7 +28,7 @@ pub unsafe extern "C" fn b2f_meta_get(
 ) -> b2f_status {
     guard("b2f_meta_get", || {
         // SAFETY: per the contract.
-        let (s, name) = unsafe { (frame_ref(f)?, string(name, "name")?) };
+        let (s, name) = unsafe { (frame_ref(f)?, bytes_string(name, "name")?) };
         let content = s.meta_get(name)?;
         // SAFETY: per the contract.
         unsafe { copy_out(&content, dst.cast(), dst_len, len_out) }
@@ -50,7 +52,7 @@ pub unsafe extern "C" fn b2f_meta_add(
         let (s, name, c) = unsafe {
             (
                 frame_ref(f)?,
-                string(name, "name")?,
+                bytes_string(name, "name")?,
                 input(content.cast(), len, "content")?,
             )
         };
@@ -75,7 +77,7 @@ pub unsafe extern "C" fn b2f_meta_update(
         let (s, name, c) = unsafe {
             (
                 frame_ref(f)?,
-                string(name, "name")?,
+                bytes_string(name, "name")?,
                 input(content.cast(), len, "content")?,
             )
         };
@@ -116,7 +118,7 @@ pub unsafe extern "C" fn b2f_meta_name(
 ) -> b2f_status {
     guard("b2f_meta_name", || {
         // SAFETY: per the contract.
-        let names = unsafe { frame_ref(f) }?.meta_names();
+        let names = unsafe { frame_ref(f) }?.meta_names_raw();
         let name = names.get(i).ok_or_else(|| {
             Error::invalid(format!(
                 "metalayer index {i} is out of range ({} metalayers)",
@@ -133,12 +135,12 @@ pub unsafe extern "C" fn b2f_meta_name(
 /// # Safety
 /// As for `copy_out`.
 unsafe fn copy_name(
-    name: &str,
+    name: &[u8],
     dst: *mut c_char,
     dst_len: usize,
     len_out: *mut usize,
 ) -> crate::Result<()> {
-    let mut bytes = name.as_bytes().to_vec();
+    let mut bytes = name.to_vec();
     bytes.push(0);
     // SAFETY: per the caller.
     unsafe { copy_out(&bytes, dst.cast(), dst_len, len_out) }
@@ -158,7 +160,7 @@ pub unsafe extern "C" fn b2f_vlmeta_get(
 ) -> b2f_status {
     guard("b2f_vlmeta_get", || {
         // SAFETY: per the contract.
-        let (s, name) = unsafe { (frame_ref(f)?, string(name, "name")?) };
+        let (s, name) = unsafe { (frame_ref(f)?, bytes_string(name, "name")?) };
         let n = s.vlmeta_len(name)?;
         // SAFETY: per the contract.
         unsafe { write_opt(len_out, n) };
@@ -198,7 +200,7 @@ pub unsafe extern "C" fn b2f_vlmeta_set(
         let (s, name, c) = unsafe {
             (
                 frame_ref(f)?,
-                string(name, "name")?,
+                bytes_string(name, "name")?,
                 input(content.cast(), len, "content")?,
             )
         };
@@ -214,7 +216,7 @@ pub unsafe extern "C" fn b2f_vlmeta_set(
 pub unsafe extern "C" fn b2f_vlmeta_delete(f: *mut b2f_frame, name: *const c_char) -> b2f_status {
     guard("b2f_vlmeta_delete", || {
         // SAFETY: per the contract.
-        let (s, name) = unsafe { (frame_ref(f)?, string(name, "name")?) };
+        let (s, name) = unsafe { (frame_ref(f)?, bytes_string(name, "name")?) };
         s.vlmeta_delete(name)
     })
 }
@@ -254,7 +256,7 @@ pub unsafe extern "C" fn b2f_vlmeta_name(
 ) -> b2f_status {
     guard("b2f_vlmeta_name", || {
         // SAFETY: per the contract.
-        let names = unsafe { frame_ref(f) }?.vlmeta_names();
+        let names = unsafe { frame_ref(f) }?.vlmeta_names_raw();
         let name = names.get(i).ok_or_else(|| {
             Error::invalid(format!(
                 "vlmetalayer index {i} is out of range ({} vlmetalayers)",

@@ -12,23 +12,34 @@ pub const MAX_METALAYERS: usize = 16;
 /// Longest metalayer name (31 bytes: a msgpack fixstr).
 pub const MAX_NAME_LEN: usize = 31;
 
-/// A named metalayer and its content (raw bytes, usually msgpack).
+/// A named metalayer and its content (raw bytes, usually msgpack). Names are bytes, as in
+/// the format (c-blosc2 takes any): usually UTF-8, but a frame with other names still opens.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Metalayer {
-    pub name: String,
+    pub name: Vec<u8>,
     pub content: Vec<u8>,
 }
 
+/// A name for messages (and for callers that want text): invalid UTF-8 replaced.
+pub fn show(name: &[u8]) -> String {
+    String::from_utf8_lossy(name).into_owned()
+}
+
 /// Checks a metalayer name as c-blosc2 requires (it takes the empty name too).
-pub fn check_name(name: &str) -> Result<()> {
+pub fn check_name(name: &[u8]) -> Result<()> {
     if name.len() > MAX_NAME_LEN {
         bail!(
             invalid,
-            "metalayer name {name:?} is longer than {MAX_NAME_LEN} bytes"
+            "metalayer name {:?} is longer than {MAX_NAME_LEN} bytes",
+            show(name)
         );
     }
-    if name.contains('\0') {
-        bail!(invalid, "metalayer name {name:?} contains a NUL byte");
+    if name.contains(&0) {
+        bail!(
+            invalid,
+            "metalayer name {:?} contains a NUL byte",
+            show(name)
+        );
     }
     Ok(())
 }
@@ -46,7 +57,7 @@ pub fn parse_section(
     base: usize,
     max: usize,
     what: &str,
-) -> Result<Vec<(String, Vec<u8>)>> {
+) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
     let need = |n: usize, field: &str| -> Result<()> {
         if n > b.len() {
             bail!(
@@ -87,9 +98,8 @@ pub fn parse_section(
         let nlen = usize::from(marker & 0x1F);
         pos += 1;
         need(pos + nlen + 5, "name and offset")?;
-        let name = std::str::from_utf8(&b[pos..pos + nlen])
-            .map_err(|_| crate::Error::corrupt(format!("{what}: entry {i} name is not UTF-8")))?
-            .to_string();
+        let raw_name = b[pos..pos + nlen].to_vec();
+        let name = show(&raw_name);
         pos += nlen;
         if b[pos] != 0xD2 {
             bail!(
@@ -129,10 +139,10 @@ pub fn parse_section(
                 b.len() - (at + 5)
             );
         }
-        if out.iter().any(|(n, _): &(String, Vec<u8>)| *n == name) {
+        if out.iter().any(|(n, _): &(Vec<u8>, Vec<u8>)| *n == raw_name) {
             bail!(corrupt, "{what}: entry {name:?} appears twice");
         }
-        out.push((name, b[at + 5..at + 5 + len].to_vec()));
+        out.push((raw_name, b[at + 5..at + 5 + len].to_vec()));
     }
     Ok(out)
 }
@@ -141,7 +151,7 @@ pub fn parse_section(
 /// c-blosc2 counts the index size from the `0x93` marker in the header and from the `0xCD`
 /// marker in the trailer (`size_from_array`).
 pub fn encode_section<'a>(
-    entries: impl ExactSizeIterator<Item = (&'a str, &'a [u8])> + Clone,
+    entries: impl ExactSizeIterator<Item = (&'a [u8], &'a [u8])> + Clone,
     out: &mut Vec<u8>,
     base: usize,
     size_from_array: bool,
@@ -156,7 +166,7 @@ pub fn encode_section<'a>(
     let mut offset_slots = Vec::with_capacity(entries.len());
     for (name, _) in entries.clone() {
         out.push(0xA0 | name.len() as u8);
-        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(name);
         out.push(0xD2);
         offset_slots.push(out.len());
         out.extend_from_slice(&[0; 4]);
@@ -194,7 +204,7 @@ pub fn encode(metas: &[Metalayer], out: &mut Vec<u8>) {
     encode_section(
         metas
             .iter()
-            .map(|m| (m.name.as_str(), m.content.as_slice())),
+            .map(|m| (m.name.as_slice(), m.content.as_slice())),
         out,
         0,
         true,

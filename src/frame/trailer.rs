@@ -25,7 +25,7 @@ const TAIL: usize = 18;
 /// A vlmetalayer: its name and its content as a compressed chunk.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Vlmeta {
-    pub name: String,
+    pub name: Vec<u8>,
     pub chunk: Vec<u8>,
 }
 
@@ -92,7 +92,9 @@ pub fn parse(t: &[u8]) -> Result<Vec<Vlmeta>> {
 pub fn encode(vlmeta: &[Vlmeta]) -> Vec<u8> {
     let mut t = vec![0x94, 1];
     metalayers::encode_section(
-        vlmeta.iter().map(|v| (v.name.as_str(), v.chunk.as_slice())),
+        vlmeta
+            .iter()
+            .map(|v| (v.name.as_slice(), v.chunk.as_slice())),
         &mut t,
         0,
         false,

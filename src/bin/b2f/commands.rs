@@ -698,7 +698,7 @@ pub fn convert(argv: &[String]) -> Result<i32, CliError> {
             sync: false,
         };
         let d = SChunk::create(Some(&tmp), &opts).map_err(|e| file_err(&output, e))?;
-        for name in s.meta_names() {
+        for name in s.meta_names_raw() {
             let content = s.meta_get(&name).map_err(|e| file_err(input, e))?;
             d.meta_add(&name, &content)
                 .map_err(|e| file_err(&output, e))?;
@@ -709,7 +709,7 @@ pub fn convert(argv: &[String]) -> Result<i32, CliError> {
             d.append_chunk(&raw).map_err(|e| file_err(&output, e))?;
             progress.advance(s.chunk_nbytes(i).unwrap_or(0) as u64);
         }
-        for name in s.vlmeta_names() {
+        for name in s.vlmeta_names_raw() {
             let content = s
                 .vlmeta_get(&name, usize::MAX)
                 .map_err(|e| file_err(input, e))?;
@@ -751,8 +751,9 @@ pub fn meta(argv: &[String]) -> Result<i32, CliError> {
     let mut out = io::stdout().lock();
     match a.positional.get(1) {
         None => {
-            for name in s.meta_names() {
+            for name in s.meta_names_raw() {
                 let raw = s.meta_get(&name).map_err(|e| file_err(path, e))?;
+                let name = String::from_utf8_lossy(&name);
                 emit(
                     &mut out,
                     format!("{name} ({} bytes): {}\n", raw.len(), shown(&raw)).as_bytes(),
@@ -803,10 +804,11 @@ pub fn vlmeta(argv: &[String]) -> Result<i32, CliError> {
     match &pos[1..] {
         [] | ["list"] => {
             let s = open(path, false)?;
-            for name in s.vlmeta_names() {
+            for name in s.vlmeta_names_raw() {
                 let raw = s
                     .vlmeta_get(&name, usize::MAX)
                     .map_err(|e| file_err(path, e))?;
+                let name = String::from_utf8_lossy(&name);
                 emit(
                     &mut out,
                     format!("{name} ({} bytes): {}\n", raw.len(), shown(&raw)).as_bytes(),

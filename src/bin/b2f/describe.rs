@@ -97,19 +97,19 @@ pub fn info(path: &Path, s: &SChunk, json: bool) -> String {
     // No ratio when nothing is stored (an empty frame, or only special chunks).
     let ratio = (i.cbytes > 0).then(|| i.nbytes as f64 / i.cbytes as f64);
     let metas: Vec<Layer> = s
-        .meta_names()
+        .meta_names_raw()
         .into_iter()
         .map(|n| {
             let raw = s.meta_get(&n).unwrap_or_default();
-            Layer::new(n, raw)
+            Layer::new(String::from_utf8_lossy(&n).into_owned(), raw)
         })
         .collect();
     let vlmetas: Vec<Layer> = s
-        .vlmeta_names()
+        .vlmeta_names_raw()
         .into_iter()
         .map(|n| {
             let raw = s.vlmeta_get(&n, 64 << 20).unwrap_or_default();
-            Layer::new(n, raw)
+            Layer::new(String::from_utf8_lossy(&n).into_owned(), raw)
         })
         .collect();
     let array = Array::open(s).ok();
