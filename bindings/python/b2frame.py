@@ -172,6 +172,10 @@ def _path(p):
     return os.fsencode(os.fspath(p)) if p is not None else None
 
 
+def _name_arg(name):
+    return name if isinstance(name, bytes) else name.encode("utf-8", "surrogateescape")
+
+
 def _sized(call, *args):
     """The two-call pattern: ask the size, then fill a buffer of that size."""
     n = ctypes.c_size_t()
@@ -287,37 +291,41 @@ class Frame:
     def save(self, path, contiguous=True):
         _check(lib.b2f_save(self._h, _path(path), ctypes.c_bool(contiguous)))
 
+    # Names are bytes in the format, usually UTF-8: others round-trip through str with
+    # surrogateescape, and bytes are taken as they are.
     def meta(self, name):
-        return _sized(lib.b2f_meta_get, self._h, name.encode())
+        return _sized(lib.b2f_meta_get, self._h, _name_arg(name))
 
     def meta_add(self, name, content):
         content = bytes(content)
-        _check(lib.b2f_meta_add(self._h, name.encode(), content, ctypes.c_size_t(len(content))))
+        _check(lib.b2f_meta_add(self._h, _name_arg(name), content, ctypes.c_size_t(len(content))))
 
     def meta_update(self, name, content):
         content = bytes(content)
-        _check(lib.b2f_meta_update(self._h, name.encode(), content, ctypes.c_size_t(len(content))))
+        _check(lib.b2f_meta_update(self._h, _name_arg(name), content, ctypes.c_size_t(len(content))))
 
     def meta_names(self):
         n = ctypes.c_size_t()
         _check(lib.b2f_meta_count(self._h, ctypes.byref(n)))
-        return [_sized(lib.b2f_meta_name, self._h, ctypes.c_size_t(i))[:-1].decode()
+        return [_sized(lib.b2f_meta_name, self._h, ctypes.c_size_t(i))[:-1].decode(
+                    "utf-8", "surrogateescape")
                 for i in range(n.value)]
 
     def vlmeta(self, name):
-        return _sized(lib.b2f_vlmeta_get, self._h, name.encode())
+        return _sized(lib.b2f_vlmeta_get, self._h, _name_arg(name))
 
     def vlmeta_set(self, name, content):
         content = bytes(content)
-        _check(lib.b2f_vlmeta_set(self._h, name.encode(), content, ctypes.c_size_t(len(content))))
+        _check(lib.b2f_vlmeta_set(self._h, _name_arg(name), content, ctypes.c_size_t(len(content))))
 
     def vlmeta_delete(self, name):
-        _check(lib.b2f_vlmeta_delete(self._h, name.encode()))
+        _check(lib.b2f_vlmeta_delete(self._h, _name_arg(name)))
 
     def vlmeta_names(self):
         n = ctypes.c_size_t()
         _check(lib.b2f_vlmeta_count(self._h, ctypes.byref(n)))
-        return [_sized(lib.b2f_vlmeta_name, self._h, ctypes.c_size_t(i))[:-1].decode()
+        return [_sized(lib.b2f_vlmeta_name, self._h, ctypes.c_size_t(i))[:-1].decode(
+                    "utf-8", "surrogateescape")
                 for i in range(n.value)]
 
 

@@ -249,6 +249,22 @@ def test_c_blosc2s_sizeless_zero_chunk_in_a_variable_frame_is_read_here(tmp_path
     assert f.chunk(3) == chunk_data(3, 120)
 
 
+def test_names_that_are_not_utf8_round_trip_and_c_blosc2_opens_the_frame(tmp_path):
+    # Names are bytes in the format; the binding hands them out with surrogateescape.
+    path = tmp_path / "names.b2frame"
+    f = b2frame.Frame.create(path, chunksize=CHUNK, typesize=4)
+    f.meta_add(b"\xe9t\xe9", msgpack.packb(1))
+    f.append(chunk_data(1))
+    f.vlmeta_set("caf\udce9", msgpack.packb("x"))
+    f.close()
+    f = b2frame.Frame.open(path)
+    assert f.meta_names() == ["\udce9t\udce9"] and f.vlmeta_names() == ["caf\udce9"]
+    assert f.meta(f.meta_names()[0]) == msgpack.packb(1)
+    assert f.vlmeta(b"caf\xe9") == msgpack.packb("x")
+    s = blosc2.open(str(path))  # python-blosc2 itself decodes names as UTF-8, not c-blosc2
+    assert s.decompress_chunk(0) == chunk_data(1)
+
+
 def test_frames_with_random_parameters_and_operations_read_in_c_blosc2(tmp_path):
     # Random parameters (codec, clevel, typesize up to 1000, filters, blocksize, split mode,
     # dictionaries, threads; fixed or variable chunks, contiguous or sparse) and random
