@@ -269,9 +269,9 @@ fn offsets_past_the_end_or_into_the_header() {
         corrupt_or_format,
         "chunk 1",
     );
-    // An unknown special kind.
+    // An unknown special kind (none of the bits c-blosc2 tests: 1, 4, 2).
     expect_err(
-        open_and_read(with_offsets(&b, &[0, (0x83u64 << 56) as i64, 10])),
+        open_and_read(with_offsets(&b, &[0, (0x88u64 << 56) as i64, 10])),
         corrupt,
         "special kind",
     );

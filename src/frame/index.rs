@@ -20,16 +20,21 @@ pub fn entry(raw: i64) -> Result<Entry> {
     if raw >= 0 {
         return Ok(Entry::At(raw as u64));
     }
+    // c-blosc2 writes kind 1, 2 or 4 in the top byte and reads whichever of those bits is
+    // set first, in this order (frame_special_chunk): so does b2frame.
     let kind = ((raw as u64) >> 56) as u8 & 0x7F;
-    Ok(Entry::Special(match kind {
-        1 => SpecialValue::Zero,
-        2 => SpecialValue::Nan,
-        4 => SpecialValue::Uninit,
-        k => bail!(
+    Ok(Entry::Special(if kind & 1 != 0 {
+        SpecialValue::Zero
+    } else if kind & 4 != 0 {
+        SpecialValue::Uninit
+    } else if kind & 2 != 0 {
+        SpecialValue::Nan
+    } else {
+        bail!(
             corrupt,
-            "frame index: unknown special kind {k} in entry 0x{:016x}",
+            "frame index: unknown special kind {kind} in entry 0x{:016x}",
             raw as u64
-        ),
+        )
     }))
 }
 
@@ -202,7 +207,14 @@ mod tests {
             assert_eq!(entry(special_raw(k)).unwrap(), Entry::Special(k));
         }
         assert_eq!(special_raw(SpecialValue::Zero) as u64 >> 56, 0x81);
-        assert!(entry((0x83u64 << 56) as i64).is_err());
+        // Other kinds as c-blosc2 reads them: the zero bit first, then uninit, then NaN.
+        let k = |top: u64| entry((top << 56 | 5) as i64).unwrap();
+        assert_eq!(k(0x83), Entry::Special(SpecialValue::Zero));
+        assert_eq!(k(0xFF), Entry::Special(SpecialValue::Zero));
+        assert_eq!(k(0xCC), Entry::Special(SpecialValue::Uninit));
+        assert_eq!(k(0xB2), Entry::Special(SpecialValue::Nan));
+        assert!(entry((0x88u64 << 56) as i64).is_err());
+        assert!(entry((0xF8u64 << 56) as i64).is_err());
     }
 
     #[test]

@@ -265,6 +265,37 @@ def test_names_that_are_not_utf8_round_trip_and_c_blosc2_opens_the_frame(tmp_pat
     assert s.decompress_chunk(0) == chunk_data(1)
 
 
+def test_special_index_entries_of_any_kind_bits_read_as_c_blosc2_reads_them(tmp_path):
+    # c-blosc2 writes kind 1, 2 or 4 in an index entry's top byte and reads the first of those
+    # bits set (zero, then uninit, then NaN). A fill_special frame's index is one repeated
+    # value: its top byte is patched here to other kinds.
+    path = tmp_path / "f.b2frame"
+    s = blosc2.SChunk(chunksize=CHUNK, urlpath=str(path), mode="w", cparams={"typesize": 8})
+    s.fill_special(3 * CHUNK // 8, blosc2.SpecialValue.ZERO)
+    del s
+    frame = bytearray(path.read_bytes())
+    header_len = int.from_bytes(frame[11:15], "big")
+    top = header_len + 32 + 7  # the value's most significant byte (little-endian)
+    assert frame[top] == 0x81
+    nan = np.full(CHUNK // 8, np.nan).tobytes()
+    for byte, want in [(0x83, bytes(CHUNK)), (0xFF, bytes(CHUNK)), (0xB2, nan), (0xCC, None),
+                       (0x88, "error")]:
+        frame[top] = byte
+        path.write_bytes(bytes(frame))
+        f = b2frame.Frame.open(path)
+        if want == "error":
+            with pytest.raises(b2frame.Error):
+                f.chunk(1)
+            with pytest.raises(RuntimeError):
+                blosc2.open(str(path)).decompress_chunk(1)
+            continue
+        theirs = blosc2.open(str(path)).decompress_chunk(1)
+        if want is None:  # uninitialized: c-blosc2 returns whatever its buffer held
+            assert len(f.chunk(1)) == len(theirs) == CHUNK
+        else:
+            assert f.chunk(1) == theirs == want, hex(byte)
+
+
 def test_frames_with_random_parameters_and_operations_read_in_c_blosc2(tmp_path):
     # Random parameters (codec, clevel, typesize up to 1000, filters, blocksize, split mode,
     # dictionaries, threads; fixed or variable chunks, contiguous or sparse) and random
