@@ -82,30 +82,67 @@ fn be_i16(b: &[u8], at: usize) -> i16 {
     i16::from_be_bytes([b[at], b[at + 1]])
 }
 
-/// Checks the msgpack type marker at `at`.
-fn expect(b: &[u8], at: usize, marker: u8, what: &str) -> Result<()> {
-    if b[at] != marker {
-        bail!(
-            format,
-            "frame header: {what} at byte {at} has msgpack marker 0x{:02x}, expected 0x{marker:02x}",
-            b[at]
-        );
+/// The msgpack type markers of the fixed header: (position, marker, field).
+const MARKERS: [(usize, u8, &str); 12] = [
+    (0, 0x9E, "array of 14 elements"),
+    (1, 0xA8, "magic"),
+    (10, 0xD2, "header_len"),
+    (15, 0xCF, "frame_len"),
+    (24, 0xA4, "flags"),
+    (29, 0xD3, "nbytes"),
+    (38, 0xD3, "cbytes"),
+    (47, 0xD2, "typesize"),
+    (52, 0xD2, "blocksize"),
+    (57, 0xD2, "chunksize"),
+    (62, 0xD1, "compression threads"),
+    (65, 0xD1, "decompression threads"),
+];
+
+/// The fixed header's markers (and the has_vlmetalayers bool) that differ from a current
+/// frame's: (position, byte, what was expected).
+fn wrong_markers(b: &[u8]) -> Vec<(usize, u8, String)> {
+    let mut wrong: Vec<(usize, u8, String)> = MARKERS
+        .iter()
+        .filter(|&&(at, m, _)| b[at] != m)
+        .map(|&(at, m, what)| (at, b[at], format!("0x{m:02x} ({what})")))
+        .collect();
+    if !matches!(b[HAS_VLMETA_POS], 0xC2 | 0xC3) {
+        let at = HAS_VLMETA_POS;
+        wrong.push((at, b[at], "a bool (has_vlmetalayers)".into()));
     }
-    Ok(())
+    if b[69] != 0xD8 {
+        wrong.push((69, b[69], "0xd8 (filter pipeline)".into()));
+    }
+    wrong
 }
 
 impl FrameHeader {
     /// The header length and frame length from the first bytes, before reading the rest.
     pub fn peek_lengths(b: &[u8]) -> Result<(usize, u64)> {
-        if b.len() < FRAME_LEN_POS + 8 {
+        if b.len() < FIXED_LEN {
             bail!(
                 format,
                 "not a Blosc2 frame: {} bytes is shorter than a frame header",
                 b.len()
             );
         }
-        if &b[2..10] != MAGIC {
+        // c-blosc2 reads the fields at their positions and checks neither the magic nor the
+        // msgpack markers between them; one of those damaged (a flipped byte) still reads
+        // there, and here. More than one, or the magic and a marker, is another file.
+        let wrong = wrong_markers(b);
+        if &b[2..10] != MAGIC && !wrong.is_empty() {
             bail!(format, "not a Blosc2 frame: no \"b2frame\" magic");
+        }
+        if wrong.len() > 1 {
+            let list: Vec<String> = wrong
+                .iter()
+                .map(|(at, byte, expected)| format!("byte {at} is 0x{byte:02x}, not {expected}"))
+                .collect();
+            bail!(
+                format,
+                "frame header: {}: not a Blosc2 frame of a layout b2frame knows",
+                list.join("; ")
+            );
         }
         let header_len = be_i32(b, HEADER_LEN_POS);
         let frame_len = u64::from_be_bytes(
@@ -144,33 +181,7 @@ impl FrameHeader {
                 b.len()
             );
         }
-        if b[0] != 0x9E {
-            bail!(
-                format,
-                "frame header: array of {} elements (0x{:02x}); this layout is not a current Blosc2 frame",
-                b[0] & 0x0F,
-                b[0]
-            );
-        }
-        expect(b, 1, 0xA8, "magic")?;
-        expect(b, 10, 0xD2, "header_len")?;
-        expect(b, 15, 0xCF, "frame_len")?;
-        expect(b, 24, 0xA4, "flags")?;
-        expect(b, 29, 0xD3, "nbytes")?;
-        expect(b, 38, 0xD3, "cbytes")?;
-        expect(b, 47, 0xD2, "typesize")?;
-        expect(b, 52, 0xD2, "blocksize")?;
-        expect(b, 57, 0xD2, "chunksize")?;
-        expect(b, 62, 0xD1, "compression threads")?;
-        expect(b, 65, 0xD1, "decompression threads")?;
-        if b[HAS_VLMETA_POS] != 0xC2 && b[HAS_VLMETA_POS] != 0xC3 {
-            bail!(
-                format,
-                "frame header: has_vlmetalayers at byte 68 is not a msgpack bool (0x{:02x})",
-                b[68]
-            );
-        }
-        expect(b, 69, 0xD8, "filter pipeline")?;
+        // The markers were checked by peek_lengths.
         let h = FrameHeader {
             general_flags: b[FLAGS_POS],
             frame_type: b[FLAGS_POS + 1],

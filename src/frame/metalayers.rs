@@ -70,13 +70,13 @@ pub fn parse_section(
         Ok(())
     };
     need(start + 6, "section header")?;
-    if b[start] != 0x93 || b[start + 1] != 0xCD || b[start + 4] != 0xDE {
+    // Only the map marker is checked, as c-blosc2 checks it (not the 0x93 and 0xcd before).
+    if b[start + 4] != 0xDE {
         bail!(
             corrupt,
-            "{what}: bad section markers 0x{:02x} 0x{:02x} 0x{:02x} (expected 0x93 0xcd 0xde)",
-            b[start],
-            b[start + 1],
-            b[start + 4]
+            "{what}: map marker 0x{:02x} at byte {}, expected 0xde",
+            b[start + 4],
+            start + 4
         );
     }
     need(start + 7, "entry count")?;

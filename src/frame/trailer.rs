@@ -34,14 +34,8 @@ pub fn trailer_len_from_end(end: &[u8]) -> Result<usize> {
     if end.len() < 23 {
         bail!(corrupt, "frame trailer: frame too short for a trailer");
     }
+    // The 0xce marker before it is not checked, as c-blosc2 does not.
     let at = end.len() - 23;
-    if end[at] != 0xCE {
-        bail!(
-            corrupt,
-            "frame trailer: no trailer length marker 23 bytes before the end (0x{:02x})",
-            end[at]
-        );
-    }
     let len = u32::from_be_bytes([end[at + 1], end[at + 2], end[at + 3], end[at + 4]]) as usize;
     if len < MIN_LEN {
         bail!(
@@ -61,20 +55,7 @@ pub fn parse(t: &[u8]) -> Result<Vec<Vlmeta>> {
             t.len()
         );
     }
-    if t[0] != 0x94 {
-        bail!(
-            corrupt,
-            "frame trailer: starts with 0x{:02x}, expected 0x94",
-            t[0]
-        );
-    }
-    if t[1] > 127 {
-        bail!(
-            corrupt,
-            "frame trailer: version byte 0x{:02x} is not a fixint",
-            t[1]
-        );
-    }
+    // The array marker (0x94) and version byte are not checked, as c-blosc2 does not.
     let entries = metalayers::parse_section(
         &t[..t.len() - TAIL - 5],
         2,
