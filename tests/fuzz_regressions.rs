@@ -66,3 +66,17 @@ fn delta_undone_before_another_filter() {
         data
     );
 }
+
+/// 2026-11-26, frame_open: a frame (one damaged marker, read since c-blosc2 reads it) with a
+/// typesize of 5.8 MB. The finding was the harness's own: its slice buffer of 4096 items was
+/// 23 GB (now capped at 4 MiB). The library reads the frame within the buffers it is given.
+#[test]
+fn a_typesize_of_megabytes() {
+    let s = SChunk::open_buffer(input("frame_open-typesize-of-megabytes.bin")).unwrap();
+    let info = s.info();
+    assert!(info.typesize > 5_000_000, "{info:?}");
+    walk(&s);
+    let mut out = vec![0u8; info.typesize as usize];
+    let _ = s.get_slice(0, 1, &mut out);
+    let _ = s.to_buffer();
+}

@@ -23,7 +23,11 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     if info.typesize > 0 && info.nbytes > 0 {
-        let items = (info.nbytes / info.typesize as i64).min(4096);
+        // At most MAX_CHUNK bytes: a typesize of megabytes times 4096 items would be the
+        // harness's own gigabytes.
+        let items = (info.nbytes / info.typesize as i64)
+            .min(4096)
+            .min((MAX_CHUNK / info.typesize as usize) as i64);
         let mut out = vec![0u8; items as usize * info.typesize as usize];
         let _ = s.get_slice(0, items, &mut out);
     }
