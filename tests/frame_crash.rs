@@ -508,3 +508,95 @@ fn creating_over_a_sparse_frame_survives_a_kill_at_every_write() {
     }
     kill_creator_at_every_call(false);
 }
+
+/// The child of `slab_writes_...`: one slab over all six chunks of an array of zeros.
+#[test]
+fn crash_slab_writer_child() {
+    let Ok(path) = std::env::var("B2F_CRASH_SLAB") else {
+        return; // not the child
+    };
+    let s = SChunk::open(Path::new(&path), true).unwrap();
+    let a = b2frame::ndim::Array::open(&s).unwrap();
+    let values: Vec<u8> = (1..=600u32)
+        .flat_map(|v| f64::from(v).to_le_bytes())
+        .collect();
+    a.set_slice(&[0, 0], &[30, 20], &values).unwrap();
+}
+
+/// A slab written over several chunks, killed at each file-changing system call in turn:
+/// every chunk of the array is whole, all zeros (as it was) or all written.
+fn kill_slab_writer_at_every_call(contiguous: bool) {
+    let dir = std::env::temp_dir().join(format!(
+        "b2f-crash-slab-{contiguous}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let pristine = dir.join("pristine.b2nd");
+    let opts = CreateOptions {
+        contiguous,
+        ..options(true, false)
+    };
+    b2frame::ndim::slice::create(Some(&pristine), &opts, &new_array_meta()).unwrap();
+    let (mut partial, mut runs) = (0, 0);
+    for syscall in SYSCALLS {
+        for k in 1..200 {
+            let path = dir.join(format!("run-{syscall}-{k}.b2nd"));
+            copy_tree(&pristine, &path);
+            let out = run_killed(
+                syscall,
+                k,
+                "crash_slab_writer_child",
+                &[("B2F_CRASH_SLAB", path.as_os_str())],
+            );
+            let s = SChunk::open(&path, false).unwrap_or_else(|e| {
+                panic!("kill at {syscall} {k}: the array no longer opens: {e}")
+            });
+            let a = b2frame::ndim::Array::open(&s).unwrap();
+            let mut all = vec![0u8; 30 * 20 * 8];
+            a.get_slice(&[0, 0], &[30, 20], &mut all)
+                .unwrap_or_else(|e| panic!("kill at {syscall} {k}: {e}"));
+            let item = |r: usize, c: usize| {
+                f64::from_le_bytes(all[(r * 20 + c) * 8..][..8].try_into().unwrap())
+            };
+            let mut written = 0;
+            for (cr, cc) in (0..3).flat_map(|r| (0..2).map(move |c| (r, c))) {
+                let cells: Vec<(usize, usize)> = (cr * 10..cr * 10 + 10)
+                    .flat_map(|r| (cc * 10..cc * 10 + 10).map(move |c| (r, c)))
+                    .collect();
+                let new = cells
+                    .iter()
+                    .all(|&(r, c)| item(r, c) == (r * 20 + c + 1) as f64);
+                let old = cells.iter().all(|&(r, c)| item(r, c) == 0.0);
+                assert!(
+                    new || old,
+                    "kill at {syscall} {k}: chunk ({cr}, {cc}) is torn"
+                );
+                written += usize::from(new);
+            }
+            partial += usize::from(written > 0 && written < 6);
+            runs += 1;
+            let _ = std::fs::remove_dir_all(&path);
+            let _ = std::fs::remove_file(&path);
+            if out.status.success() {
+                assert_eq!(written, 6, "the writer finished: every chunk written");
+                break;
+            }
+        }
+    }
+    assert!(
+        runs > 20 && partial > 0,
+        "{runs} runs, {partial} part written"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn slab_writes_to_a_contiguous_array_survive_a_kill_at_every_write() {
+    kill_slab_writer_at_every_call(true);
+}
+
+#[test]
+fn slab_writes_to_a_sparse_array_survive_a_kill_at_every_write() {
+    kill_slab_writer_at_every_call(false);
+}
