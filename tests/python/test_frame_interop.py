@@ -313,10 +313,15 @@ def test_frames_with_random_parameters_and_operations_read_in_c_blosc2(tmp_path)
         if flts.count(3) > 1:
             flts = [f for f in flts if f != 3] + [3]
         codec = rng.choice([0, 1, 2, 4, 5])
+        nthreads = rng.choice([1, 2])
+        if 3 in flts and flts[0] != 3:
+            # c-blosc2 decoding a filter then delta on two threads races (README): the frame
+            # records its threads, which python-blosc2 then decodes with.
+            nthreads = 1
         params = dict(codec=codec, clevel=rng.choice([0, 1, 3, 5, 9]),
                       filters=[0] * (6 - len(flts)) + flts, typesize=ts,
                       blocksize=rng.choice([0, 0, 0, ts * 64, ts * 1000, 4096 * ts]),
-                      nthreads=rng.choice([1, 2]), splitmode=rng.choice([1, 2, 3, 4]),
+                      nthreads=nthreads, splitmode=rng.choice([1, 2, 3, 4]),
                       use_dict=rng.random() < 0.2 and codec in (1, 2, 5))
         contiguous = rng.random() < 0.6
         chunk_items = rng.choice([1, 7, 100, 1000, 5000])
