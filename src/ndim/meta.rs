@@ -43,7 +43,15 @@ fn read_i64(rd: &mut &[u8], what: &str, field: &str) -> Result<i64> {
 }
 
 fn read_dims(rd: &mut &[u8], ndim: usize, what: &str, field: &str) -> Result<Vec<i64>> {
-    let n = read_len(rd, what, field)?;
+    // c-blosc2 writes the marker 0x90 + ndim, a msgpack fixarray up to 15 dimensions but 0xa0
+    // (a fixstr) for 16, and reads it back by skipping it: taken here as it writes it.
+    let n = match rd.split_first() {
+        Some((&m, rest)) if usize::from(m) == 0x90 + ndim => {
+            *rd = rest;
+            ndim
+        }
+        _ => read_len(rd, what, field)?,
+    };
     if n != ndim {
         return Err(err(
             what,
@@ -147,4 +155,24 @@ pub fn encode(m: &NdMeta) -> Vec<u8> {
     out.extend_from_slice(&(dtype.len() as u32).to_be_bytes());
     out.extend_from_slice(dtype.as_bytes());
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sixteen_dimensions_round_trip_as_c_blosc2_writes_them() {
+        let m = NdMeta {
+            version: 0,
+            shape: (1..=16).collect(),
+            chunkshape: vec![1; 16],
+            blockshape: vec![1; 16],
+            dtype_format: 0,
+            dtype: Some("<f8".into()),
+        };
+        let b = encode(&m);
+        assert_eq!(b[3], 0xA0, "c-blosc2's marker for 16 entries");
+        assert_eq!(parse(&b, false).unwrap(), m);
+    }
 }

@@ -25,6 +25,9 @@ CASES = [
     ((15,), (6,), (4,), "<U3"),
     ((25, 3), (10, 2), (4, 1), "[('a', '<i4'), ('b', '<f8')]"),
     ((11, 7), (5, 7), (5, 2), "|b1"),
+    # 16 dimensions: c-blosc2 marks each shape list 0x90 + 16 = 0xa0, not a msgpack array.
+    ((2, 1, 3, 1, 2, 1, 1, 2, 1, 1, 2, 1, 1, 1, 2, 3), (2, 1, 2, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 2, 2),
+     (1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2), "<i2"),
 ]
 
 
@@ -78,6 +81,16 @@ def test_ours_read_by_blosc2(tmp_path, contiguous, shape, chunks, blocks, dtype)
     assert theirs.dtype == python_dtype(dtype)
     got = theirs[...] if shape else theirs[()]
     np.testing.assert_array_equal(np.asarray(got), want)
+
+
+@pytest.mark.parametrize("shape,chunks,blocks,dtype", CASES, ids=[str(c[0]) + c[3] for c in CASES])
+def test_blosc2s_arrays_read_here(tmp_path, shape, chunks, blocks, dtype):
+    want = sample(shape, dtype, seed=len(shape) * 5 + len(dtype))
+    path = tmp_path / "theirs.b2nd"
+    blosc2.asarray(want, urlpath=str(path), mode="w", chunks=chunks, blocks=blocks)
+    with b2frame.Array.open(path) as arr:
+        assert arr.shape == shape and arr.chunks == chunks and arr.blocks == blocks
+        assert arr.get_slice((0,) * len(shape), shape) == want.tobytes()
 
 
 @pytest.mark.parametrize("shape,chunks,blocks,dtype", CASES, ids=[str(c[0]) + c[3] for c in CASES])
