@@ -580,6 +580,68 @@ impl SChunk {
         self.put_chunk(&mut f, Placement::Replace(i), chunk)
     }
 
+    /// Replaces several chunks (existing chunks, as `update_chunk`) in one commit: a writer
+    /// killed during it leaves them all as they were or all replaced. That holds for full
+    /// chunks replacing full chunks of a frame with a fixed chunksize (an array's chunks);
+    /// anything else, which may turn the frame to variable-length chunks, is placed one by
+    /// one, each in its own commit.
+    pub fn update_chunks(&self, updates: &[(i64, &[u8])]) -> Result<()> {
+        let mut f = self.write()?;
+        if updates.is_empty() {
+            return Ok(());
+        }
+        let cs = i64::from(f.header.chunksize);
+        let mut together = cs > 0 && !f.vl_blocks;
+        // Per chunk: its stored bytes (Ok) or, for zeros, NaNs and uninitialized bytes, the
+        // index value it becomes (Err), as put_chunk stores a full chunk.
+        let mut planned: Vec<(usize, std::result::Result<&[u8], i64>)> = Vec::new();
+        for &(i, chunk) in updates {
+            if !together {
+                break;
+            }
+            let i = f.check_index(i)?;
+            let d =
+                chunk::decompress::Decoder::new(chunk).map_err(|e| e.context("chunk to store"))?;
+            let h = d.header();
+            together = h.cbytes >= chunk::EXTENDED_HEADER_LEN
+                && !h.vl_blocks()
+                && h.nbytes as i64 == cs
+                && f.chunk_nbytes(i)? as i64 == cs
+                && !planned.iter().any(|&(j, _)| j == i);
+            let special = h.special()?;
+            let entry = match special {
+                SpecialValue::Zero | SpecialValue::Nan | SpecialValue::Uninit => {
+                    Err(index::special_raw(special))
+                }
+                _ => Ok(&chunk[..h.cbytes]),
+            };
+            planned.push((i, entry));
+        }
+        if !together {
+            drop(f);
+            for &(i, chunk) in updates {
+                self.update_chunk(i, chunk)?;
+            }
+            return Ok(());
+        }
+        let data: Vec<&[u8]> = planned.iter().filter_map(|(_, e)| e.ok()).collect();
+        f.commit_many(&data, |p, locs| {
+            let mut stored = locs.iter().copied();
+            for (i, e) in &planned {
+                let (raw, span) = match e {
+                    Ok(_) => stored
+                        .next()
+                        .ok_or_else(|| Error::Internal("a stored chunk without a place".into()))?,
+                    Err(raw) => (*raw, 0),
+                };
+                p.removed.push((p.offsets[*i], p.spans[*i]));
+                p.offsets[*i] = raw;
+                p.spans[*i] = span;
+            }
+            Ok(())
+        })
+    }
+
     /// Removes chunk `i`.
     pub fn delete(&self, i: i64) -> Result<()> {
         let mut f = self.write()?;

@@ -237,9 +237,9 @@ pub unsafe extern "C" fn b2f_nd_get_slice(
 }
 
 /// Writes the hyper-slab `[start, stop)` from `src` (C order, `itemsize` bytes per item):
-/// the chunks it touches are read, updated and written back one by one, each in its own
-/// crash-safe commit: a writer killed during the call leaves every chunk of the slab whole,
-/// as it was or as written (the slab as a whole may be part written).
+/// the chunks it touches are read, updated, compressed and committed together, crash-safe:
+/// a writer killed during the call leaves the slab all as it was or all written. (A slab
+/// whose compressed chunks exceed 64 MiB is committed in parts of that size, each whole.)
 ///
 /// Returns `B2F_OK`; `B2F_ERR_INVALID_ARGUMENT` for a slab outside the shape, start > stop,
 /// or `src_len` less than the slab's bytes; `B2F_ERR_READ_ONLY`; `B2F_ERR_NOT_FOUND`;

@@ -670,6 +670,17 @@ impl Frame {
         chunk: Option<&[u8]>,
         edit: impl FnOnce(&mut Pending, Option<(i64, u32)>) -> Result<()>,
     ) -> Result<()> {
+        let chunks: Vec<&[u8]> = chunk.into_iter().collect();
+        self.commit_many(&chunks, |p, locs| edit(p, locs.first().copied()))
+    }
+
+    /// [`Frame::commit`] with several new chunks stored at once: `edit` gets where each is
+    /// (raw index value and length, in the order given), and the whole change is one commit.
+    pub fn commit_many(
+        &mut self,
+        chunks: &[&[u8]],
+        edit: impl FnOnce(&mut Pending, &[(i64, u32)]) -> Result<()>,
+    ) -> Result<()> {
         if self.legacy {
             bail!(read_only, "legacy frames are read only");
         }
@@ -677,15 +688,15 @@ impl Frame {
             bail!(read_only, "the frame was opened read-only");
         }
         match &self.store {
-            Store::Dir { .. } => self.commit_sparse(chunk, edit),
-            _ => self.commit_contiguous(chunk, edit),
+            Store::Dir { .. } => self.commit_sparse(chunks, edit),
+            _ => self.commit_contiguous(chunks, edit),
         }
     }
 
     fn commit_contiguous(
         &mut self,
-        chunk: Option<&[u8]>,
-        edit: impl FnOnce(&mut Pending, Option<(i64, u32)>) -> Result<()>,
+        chunks: &[&[u8]],
+        edit: impl FnOnce(&mut Pending, &[(i64, u32)]) -> Result<()>,
     ) -> Result<()> {
         let header_len = self.header.header_len as u64;
         let old_end = self.header.frame_len;
@@ -700,11 +711,16 @@ impl Frame {
         } else {
             self.data_end_committed()
         };
-        // Bytes left dead before the new chunk (an embedded empty frame's trailer).
+        // Bytes left dead before the new chunks (an embedded empty frame's trailer).
         let skipped = at - self.data_end_committed();
-        let loc = chunk.map(|c| ((at - header_len) as i64, c.len() as u32));
+        let mut locs = Vec::with_capacity(chunks.len());
+        let mut end = at - header_len;
+        for c in chunks {
+            locs.push((end as i64, c.len() as u32));
+            end += c.len() as u64;
+        }
         let mut p = self.pending()?;
-        edit(&mut p, loc)?;
+        edit(&mut p, &locs)?;
         p.header.has_vlmeta = !p.vlmeta.is_empty();
         p.header.set_general_flags(self.vl_blocks);
         let trailer = trailer::encode(&p.vlmeta);
@@ -721,11 +737,13 @@ impl Frame {
             self.dead_bytes = 0;
         } else {
             let index = p.encode_index()?;
-            let data_end = at + chunk.map_or(0, |c| c.len() as u64);
+            let data_end = header_len + end;
             p.header.cbytes = (data_end - header_len) as i64;
             p.header.frame_len = data_end + (index.len() + trailer.len()) as u64;
             let mut tail = Vec::with_capacity((p.header.frame_len - at) as usize);
-            tail.extend_from_slice(chunk.unwrap_or(&[]));
+            for c in chunks {
+                tail.extend_from_slice(c);
+            }
             tail.extend_from_slice(&index);
             tail.extend_from_slice(&trailer);
             if was_empty && matches!(self.store, Store::File { .. }) && !embedded {
@@ -889,8 +907,8 @@ impl Frame {
 
     fn commit_sparse(
         &mut self,
-        chunk: Option<&[u8]>,
-        edit: impl FnOnce(&mut Pending, Option<(i64, u32)>) -> Result<()>,
+        chunks: &[&[u8]],
+        edit: impl FnOnce(&mut Pending, &[(i64, u32)]) -> Result<()>,
     ) -> Result<()> {
         let Store::Dir {
             dir, sync, next_id, ..
@@ -899,13 +917,17 @@ impl Frame {
             unreachable!("commit_sparse is only called on sparse frames");
         };
         let (dir, sync, fresh) = (dir.clone(), *sync, *next_id);
-        // The new chunk's file gets a fresh id (unique in the index, so it can be placed
-        // first and changed below), or a reused one where c-blosc2 would refuse the fresh one.
-        let placed = chunk.map(|c| (fresh as i64, c.len() as u32));
+        // The new chunks' files get fresh ids (unique in the index, so they can be placed
+        // first and changed below), or reused ones where c-blosc2 would refuse fresh ones.
+        let placed: Vec<(i64, u32)> = chunks
+            .iter()
+            .enumerate()
+            .map(|(k, c)| ((fresh + k as u64) as i64, c.len() as u32))
+            .collect();
         let mut p = self.pending()?;
-        edit(&mut p, placed)?;
+        edit(&mut p, &placed)?;
         // cbytes of a sparse frame is the total size of its chunk files.
-        let mut cbytes = p.header.cbytes + placed.map_or(0, |(_, l)| i64::from(l));
+        let mut cbytes = p.header.cbytes + placed.iter().map(|&(_, l)| i64::from(l)).sum::<i64>();
         let mut gone = Vec::new();
         for &(raw, _) in &p.removed {
             if raw >= 0 {
@@ -916,23 +938,25 @@ impl Frame {
         }
         // Ids c-blosc2 accepts are at most this; all ids in use are below `fresh`.
         let limit = cbytes - crate::chunk::EXTENDED_HEADER_LEN as i64;
-        let new_raw = placed.map(|(raw, _)| raw);
-        let mut new_id = new_raw;
+        let new_raws: Vec<i64> = placed.iter().map(|&(raw, _)| raw).collect();
+        let mut new_ids = new_raws.clone();
         let mut next = fresh;
-        if fresh as i64 <= limit {
-            next = fresh + u64::from(chunk.is_some());
+        // The last id a fresh placement would use (`fresh` itself without new chunks).
+        let last_fresh = fresh as i64 + chunks.len().max(1) as i64 - 1;
+        if last_fresh <= limit {
+            next = fresh + chunks.len() as u64;
         } else {
-            // The new chunk and every file beyond the limit go to the lowest free ids; moved
+            // The new chunks and every file beyond the limit go to the lowest free ids; moved
             // files keep their old names until the index no longer holds them.
-            let held = p.offsets.iter().copied().filter(|&o| Some(o) != new_raw);
+            let held = p.offsets.iter().copied().filter(|o| !new_raws.contains(o));
             let removed = p.removed.iter().map(|&(o, _)| o);
             let mut free = FreeIds::new(held.chain(removed), p.offsets.len() + p.removed.len());
-            new_id = new_raw.map(|_| free.take());
+            new_ids = new_raws.iter().map(|_| free.take()).collect();
             let mut moving = true;
             for i in 0..p.offsets.len() {
                 let old = p.offsets[i];
-                if Some(old) == new_raw {
-                    p.offsets[i] = new_id.unwrap_or(old);
+                if let Some(k) = new_raws.iter().position(|&r| r == old) {
+                    p.offsets[i] = new_ids[k];
                 } else if moving && old > limit && old >= 0 {
                     let to = free.take();
                     if to > limit {
@@ -947,7 +971,7 @@ impl Frame {
             }
             next = next.max(free.taken.len() as u64);
         }
-        if let (Some(c), Some(id)) = (chunk, new_id) {
+        for (c, &id) in chunks.iter().zip(&new_ids) {
             if id > i64::from(u32::MAX) {
                 bail!(unsupported, "sparse frame: chunk file ids are exhausted");
             }

@@ -512,9 +512,21 @@ impl<'a> Array<'a> {
         }
         let nd = g.ndim();
         let bsize = g.block_nbytes();
-        // One decoded and one compressed chunk, reused for every chunk of the slab.
+        // One decoded chunk, reused for every chunk of the slab. The compressed ones are
+        // committed together, so that a writer killed midway leaves the slab all old or all
+        // new: up to BATCH bytes of them in one commit.
+        const BATCH: usize = 64 << 20;
         let mut chunk = vec![0u8; g.chunk_nbytes()];
         let mut compressed = vec![0u8; chunk::compress::max_compressed_size(chunk.len())];
+        let mut batch: Vec<(i64, Vec<u8>)> = Vec::new();
+        let mut batch_bytes = 0;
+        let commit = |batch: &mut Vec<(i64, Vec<u8>)>| -> Result<()> {
+            let updates: Vec<(i64, &[u8])> =
+                batch.iter().map(|(i, c)| (*i, c.as_slice())).collect();
+            self.schunk.update_chunks(&updates)?;
+            batch.clear();
+            Ok(())
+        };
         for w in self.plan(start, stop) {
             let nchunks = self.schunk.nchunks() as i64;
             if w.index >= nchunks {
@@ -557,9 +569,14 @@ impl<'a> Array<'a> {
                 );
             }
             let n = self.schunk.context().compress(&chunk, &mut compressed)?;
-            self.schunk.update_chunk(w.index, &compressed[..n])?;
+            if batch_bytes + n > BATCH && !batch.is_empty() {
+                commit(&mut batch)?;
+                batch_bytes = 0;
+            }
+            batch.push((w.index, compressed[..n].to_vec()));
+            batch_bytes += n;
         }
-        Ok(())
+        commit(&mut batch)
     }
 
     /// The inverse of [`Array::copy_block`]: slab data into one block of a decoded chunk.
