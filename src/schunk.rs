@@ -591,31 +591,23 @@ impl SChunk {
             return Ok(());
         }
         let cs = i64::from(f.header.chunksize);
+        let n = f.nchunks();
+        // In a fixed-chunksize frame every chunk is full but a short last one.
+        let full = |i: usize| i + 1 < n || !short_last(cs, f.header.nbytes, n);
         let mut together = cs > 0 && !f.vl_blocks;
-        // Per chunk: its stored bytes (Ok) or, for zeros, NaNs and uninitialized bytes, the
-        // index value it becomes (Err), as put_chunk stores a full chunk.
-        let mut planned: Vec<(usize, std::result::Result<&[u8], i64>)> = Vec::new();
+        // Per chunk, how put_chunk would keep it: stored bytes or an index entry alone.
+        let mut planned: Vec<(usize, Kept<'_>)> = Vec::new();
         for &(i, chunk) in updates {
+            let i = f.check_index(i)?;
+            let (h, chunk) = chunk_to_store(chunk)?;
+            together &= !h.vl_blocks()
+                && h.nbytes as i64 == cs
+                && full(i)
+                && !planned.iter().any(|&(j, _)| j == i);
             if !together {
                 break;
             }
-            let i = f.check_index(i)?;
-            let d =
-                chunk::decompress::Decoder::new(chunk).map_err(|e| e.context("chunk to store"))?;
-            let h = d.header();
-            together = h.cbytes >= chunk::EXTENDED_HEADER_LEN
-                && !h.vl_blocks()
-                && h.nbytes as i64 == cs
-                && f.chunk_nbytes(i)? as i64 == cs
-                && !planned.iter().any(|&(j, _)| j == i);
-            let special = h.special()?;
-            let entry = match special {
-                SpecialValue::Zero | SpecialValue::Nan | SpecialValue::Uninit => {
-                    Err(index::special_raw(special))
-                }
-                _ => Ok(&chunk[..h.cbytes]),
-            };
-            planned.push((i, entry));
+            planned.push((i, kept_form(&f, &h, chunk, cs, Placement::Replace(i))?));
         }
         if !together {
             drop(f);
@@ -624,16 +616,12 @@ impl SChunk {
             }
             return Ok(());
         }
-        let data: Vec<&[u8]> = planned.iter().filter_map(|(_, e)| e.ok()).collect();
+        let data: Vec<&[u8]> = planned.iter().filter_map(|(_, k)| k.stored()).collect();
         f.commit_many(&data, |p, locs| {
             let mut stored = locs.iter().copied();
-            for (i, e) in &planned {
-                let (raw, span) = match e {
-                    Ok(_) => stored
-                        .next()
-                        .ok_or_else(|| Error::Internal("a stored chunk without a place".into()))?,
-                    Err(raw) => (*raw, 0),
-                };
+            for (i, kept) in &planned {
+                let loc = kept.stored().and_then(|_| stored.next());
+                let (raw, span) = kept.entry(loc)?;
                 p.removed.push((p.offsets[*i], p.spans[*i]));
                 p.offsets[*i] = raw;
                 p.spans[*i] = span;
@@ -770,15 +758,7 @@ impl SChunk {
 
     /// Places a validated chunk (insert at a position, or replace one).
     fn put_chunk(&self, f: &mut Frame, place: Placement, chunk: &[u8]) -> Result<()> {
-        let d = chunk::decompress::Decoder::new(chunk).map_err(|e| e.context("chunk to store"))?;
-        let h = d.header();
-        let chunk = &chunk[..h.cbytes];
-        if h.cbytes < chunk::EXTENDED_HEADER_LEN {
-            bail!(
-                invalid,
-                "chunk to store: Blosc1 chunks (16-byte headers) cannot be stored in a frame"
-            );
-        }
+        let (h, chunk) = chunk_to_store(chunk)?;
         let nb = h.nbytes as i64;
         let vl = h.vl_blocks();
         let n = f.nchunks();
@@ -828,39 +808,13 @@ impl SChunk {
                 cs = 0;
             }
         }
-        let special = h.special()?;
-        let index_only = cs > 0
-            && matches!(
-                special,
-                SpecialValue::Zero | SpecialValue::Nan | SpecialValue::Uninit
-            )
-            && match place {
-                Placement::Insert(pos) => nb == cs || pos == n,
-                Placement::Replace(i) => nb == cs || i + 1 == n,
-            }
-            && nb > 0;
         let new_cs = cs as i32;
         if vl && n == 0 {
             f.vl_blocks = true;
         }
-        let as_value = if index_only {
-            None
-        } else {
-            // Zeros repeat an item of the frame's typesize, not the chunk header's (1 above
-            // 255): c-blosc2 reads a repeated value in a file frame as one item of the frame's
-            // typesize. NaNs keep the chunk's float width.
-            let typesize = match special {
-                SpecialValue::Nan => usize::from(h.typesize),
-                _ => f.header.typesize as usize,
-            };
-            stored_special(special, h.nbytes, typesize.max(1), h.blocksize)?
-        };
-        let stored = (!index_only).then(|| as_value.as_deref().unwrap_or(chunk));
-        f.commit(stored, |p: &mut Pending, loc| {
-            let (raw, span) = match loc {
-                Some(l) => l,
-                None => (index::special_raw(special), 0),
-            };
+        let kept = kept_form(f, &h, chunk, cs, place)?;
+        f.commit(kept.stored(), |p: &mut Pending, loc| {
+            let (raw, span) = kept.entry(loc)?;
             match place {
                 Placement::Insert(pos) => {
                     p.offsets.insert(pos, raw);
@@ -1102,6 +1056,89 @@ fn stored_special(
         Some(&item),
     )
     .map(Some)
+}
+
+/// A chunk to put in a frame: its header and its bytes (without anything after `cbytes`).
+/// Blosc1 chunks are refused: frames hold extended headers only.
+fn chunk_to_store(chunk: &[u8]) -> Result<(ChunkHeader, &[u8])> {
+    let d = chunk::decompress::Decoder::new(chunk).map_err(|e| e.context("chunk to store"))?;
+    let h = d.header().clone();
+    if h.cbytes < chunk::EXTENDED_HEADER_LEN {
+        bail!(
+            invalid,
+            "chunk to store: Blosc1 chunks (16-byte headers) cannot be stored in a frame"
+        );
+    }
+    let cbytes = h.cbytes;
+    Ok((h, &chunk[..cbytes]))
+}
+
+/// How a frame keeps a chunk: as bytes stored in it, or as an index entry alone.
+enum Kept<'c> {
+    Stored(Cow<'c, [u8]>),
+    Index(i64),
+}
+
+impl Kept<'_> {
+    fn stored(&self) -> Option<&[u8]> {
+        match self {
+            Kept::Stored(b) => Some(b),
+            Kept::Index(_) => None,
+        }
+    }
+
+    /// The index entry, given where the stored bytes went (the commit places them all).
+    fn entry(&self, loc: Option<(i64, u32)>) -> Result<(i64, u32)> {
+        match (self, loc) {
+            (Kept::Index(raw), _) => Ok((*raw, 0)),
+            (Kept::Stored(_), Some(l)) => Ok(l),
+            (Kept::Stored(_), None) => {
+                Err(Error::Internal("a stored chunk without a place".into()))
+            }
+        }
+    }
+}
+
+/// How chunk `h` (bytes `chunk`) is kept at `place` of frame `f` once its chunksize is `cs`
+/// (0: variable-length). Zeros, NaNs and uninitialized bytes of a full chunk (or a last one)
+/// of a fixed-chunksize frame are index entries alone, as c-blosc2 keeps them; elsewhere
+/// they are stored as repeated values (see `stored_special`).
+fn kept_form<'c>(
+    f: &Frame,
+    h: &ChunkHeader,
+    chunk: &'c [u8],
+    cs: i64,
+    place: Placement,
+) -> Result<Kept<'c>> {
+    let special = h.special()?;
+    let nb = h.nbytes as i64;
+    let n = f.nchunks();
+    let index_only = cs > 0
+        && matches!(
+            special,
+            SpecialValue::Zero | SpecialValue::Nan | SpecialValue::Uninit
+        )
+        && match place {
+            Placement::Insert(pos) => nb == cs || pos == n,
+            Placement::Replace(i) => nb == cs || i + 1 == n,
+        }
+        && nb > 0;
+    if index_only {
+        return Ok(Kept::Index(index::special_raw(special)));
+    }
+    // Zeros repeat an item of the frame's typesize, not the chunk header's (1 above 255):
+    // c-blosc2 reads a repeated value in a file frame as one item of the frame's typesize.
+    // NaNs keep the chunk's float width.
+    let typesize = match special {
+        SpecialValue::Nan => usize::from(h.typesize),
+        _ => f.header.typesize as usize,
+    };
+    Ok(Kept::Stored(
+        match stored_special(special, h.nbytes, typesize.max(1), h.blocksize)? {
+            Some(v) => Cow::Owned(v),
+            None => Cow::Borrowed(chunk),
+        },
+    ))
 }
 
 /// Refuses an empty chunk as a frame's first: c-blosc2 cannot open such a frame (it inspects

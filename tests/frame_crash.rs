@@ -258,11 +258,49 @@ const SYSCALLS: [&str; 13] = [
     "close",
 ];
 
-/// A fresh test directory named after `what`, holding a frame in the initial state.
-fn pristine_frame(what: &str, contiguous: bool, tiny: bool) -> (PathBuf, PathBuf) {
+/// An empty test directory named after `what`.
+fn fresh_dir(what: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("b2f-crash-{what}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs test `child` on a fresh copy of `pristine` (named by env var `path_var`, with `env`
+/// besides), killed at its K-th call of each of `SYSCALLS` in turn, K = 1, 2, ... until it
+/// runs to completion; `check(copy, kill point, finished)` judges the copy after each run.
+fn sweep_kills(
+    dir: &Path,
+    pristine: &Path,
+    child: &str,
+    path_var: &str,
+    env: &[(&str, &str)],
+    mut check: impl FnMut(&Path, &str, bool),
+) {
+    for syscall in SYSCALLS {
+        for k in 1..200 {
+            let path = dir.join(format!("run-{syscall}-{k}.b2nd"));
+            copy_tree(pristine, &path);
+            let mut vars = vec![(path_var, path.as_os_str())];
+            vars.extend(env.iter().map(|&(n, v)| (n, std::ffi::OsStr::new(v))));
+            let out = run_killed(syscall, k, child, &vars);
+            check(
+                &path,
+                &format!("kill at {syscall} {k}"),
+                out.status.success(),
+            );
+            let _ = std::fs::remove_dir_all(&path);
+            let _ = std::fs::remove_file(&path);
+            if out.status.success() {
+                break;
+            }
+        }
+    }
+}
+
+/// A fresh test directory named after `what`, holding a frame in the initial state.
+fn pristine_frame(what: &str, contiguous: bool, tiny: bool) -> (PathBuf, PathBuf) {
+    let dir = fresh_dir(what);
     let pristine = dir.join("pristine.b2frame");
     let s = SChunk::create(Some(&pristine), &options(contiguous, tiny)).unwrap();
     for c in &initial_state(tiny).chunks {
@@ -432,48 +470,31 @@ fn crash_creator_child() {
 fn kill_creator_at_every_call(contiguous: bool) {
     let (dir, pristine) = pristine_frame(&format!("create-{contiguous}"), contiguous, false);
     let (mut old, mut new) = (0, 0);
-    for syscall in SYSCALLS {
-        for k in 1..200 {
-            let path = dir.join(format!("run-{syscall}-{k}.b2nd"));
-            copy_tree(&pristine, &path);
-            let out = run_killed(
-                syscall,
-                k,
-                "crash_creator_child",
-                &[
-                    ("B2F_CRASH_CREATOR", path.as_os_str()),
-                    (
-                        "B2F_CRASH_CONTIGUOUS",
-                        if contiguous { "1" } else { "0" }.as_ref(),
-                    ),
-                ],
-            );
-            let s = SChunk::open(&path, false)
-                .unwrap_or_else(|e| panic!("kill at {syscall} {k}: no frame at the path: {e}"));
+    let env = [("B2F_CRASH_CONTIGUOUS", if contiguous { "1" } else { "0" })];
+    sweep_kills(
+        &dir,
+        &pristine,
+        "crash_creator_child",
+        "B2F_CRASH_CREATOR",
+        &env,
+        |path, at, _| {
+            let s = SChunk::open(path, false)
+                .unwrap_or_else(|e| panic!("{at}: no frame at the path: {e}"));
             match b2frame::ndim::Array::open(&s) {
                 Ok(a) => {
-                    assert_eq!(a.meta, new_array_meta(), "kill at {syscall} {k}");
+                    assert_eq!(a.meta, new_array_meta(), "{at}");
                     let mut all = vec![0xAAu8; 30 * 20 * 8];
                     a.get_slice(&[0, 0], &[30, 20], &mut all).unwrap();
-                    assert!(all.iter().all(|&b| b == 0), "kill at {syscall} {k}");
+                    assert!(all.iter().all(|&b| b == 0), "{at}");
                     new += 1;
                 }
                 Err(_) => {
-                    assert_eq!(
-                        read_state(&path),
-                        initial_state(false),
-                        "kill at {syscall} {k}"
-                    );
+                    assert_eq!(read_state(path), initial_state(false), "{at}");
                     old += 1;
                 }
             }
-            let _ = std::fs::remove_dir_all(&path);
-            let _ = std::fs::remove_file(&path);
-            if out.status.success() {
-                break;
-            }
-        }
-    }
+        },
+    );
     assert!(
         old > 5 && new > 5,
         "{old} kills left the old frame, {new} the new array"
@@ -526,12 +547,7 @@ fn crash_slab_writer_child() {
 /// A slab written over several chunks, killed at each file-changing system call in turn:
 /// the array holds the slab all as it was (zeros) or all written, every chunk whole.
 fn kill_slab_writer_at_every_call(contiguous: bool) {
-    let dir = std::env::temp_dir().join(format!(
-        "b2f-crash-slab-{contiguous}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir(&format!("slab-{contiguous}"));
     let pristine = dir.join("pristine.b2nd");
     let opts = CreateOptions {
         contiguous,
@@ -539,23 +555,19 @@ fn kill_slab_writer_at_every_call(contiguous: bool) {
     };
     b2frame::ndim::slice::create(Some(&pristine), &opts, &new_array_meta()).unwrap();
     let (mut old_states, mut new_states) = (0, 0);
-    for syscall in SYSCALLS {
-        for k in 1..200 {
-            let path = dir.join(format!("run-{syscall}-{k}.b2nd"));
-            copy_tree(&pristine, &path);
-            let out = run_killed(
-                syscall,
-                k,
-                "crash_slab_writer_child",
-                &[("B2F_CRASH_SLAB", path.as_os_str())],
-            );
-            let s = SChunk::open(&path, false).unwrap_or_else(|e| {
-                panic!("kill at {syscall} {k}: the array no longer opens: {e}")
-            });
+    sweep_kills(
+        &dir,
+        &pristine,
+        "crash_slab_writer_child",
+        "B2F_CRASH_SLAB",
+        &[],
+        |path, at, finished| {
+            let s = SChunk::open(path, false)
+                .unwrap_or_else(|e| panic!("{at}: the array no longer opens: {e}"));
             let a = b2frame::ndim::Array::open(&s).unwrap();
             let mut all = vec![0u8; 30 * 20 * 8];
             a.get_slice(&[0, 0], &[30, 20], &mut all)
-                .unwrap_or_else(|e| panic!("kill at {syscall} {k}: {e}"));
+                .unwrap_or_else(|e| panic!("{at}: {e}"));
             let item = |r: usize, c: usize| {
                 f64::from_le_bytes(all[(r * 20 + c) * 8..][..8].try_into().unwrap())
             };
@@ -568,26 +580,20 @@ fn kill_slab_writer_at_every_call(contiguous: bool) {
                     .iter()
                     .all(|&(r, c)| item(r, c) == (r * 20 + c + 1) as f64);
                 let old = cells.iter().all(|&(r, c)| item(r, c) == 0.0);
-                assert!(
-                    new || old,
-                    "kill at {syscall} {k}: chunk ({cr}, {cc}) is torn"
-                );
+                assert!(new || old, "{at}: chunk ({cr}, {cc}) is torn");
                 written += usize::from(new);
             }
             assert!(
                 written == 0 || written == 6,
-                "kill at {syscall} {k}: {written} of 6 chunks written"
+                "{at}: {written} of 6 chunks written"
             );
             old_states += usize::from(written == 0);
             new_states += usize::from(written == 6);
-            let _ = std::fs::remove_dir_all(&path);
-            let _ = std::fs::remove_file(&path);
-            if out.status.success() {
+            if finished {
                 assert_eq!(written, 6, "the writer finished: every chunk written");
-                break;
             }
-        }
-    }
+        },
+    );
     assert!(
         old_states > 5 && new_states > 5,
         "{old_states} kills left the slab unwritten, {new_states} written"

@@ -13,7 +13,7 @@ pub fn itemsize(dtype: &str) -> Result<usize> {
         let v = Parser::new(s).parse_all().map_err(|_| bad())?;
         return structured_size(&v).ok_or_else(bad);
     }
-    simple_size(s).ok_or_else(bad)
+    simple_itemsize(s).ok_or_else(bad)
 }
 
 /// A field of a structured dtype: its name, its simple format ("<f8") and how many items of
@@ -38,27 +38,13 @@ pub fn simple_fields(dtype: &str) -> Option<Vec<Field>> {
     fields
         .iter()
         .map(|f| {
-            let Lit::List(parts) = f else { return None };
-            let (name, format, shape) = match parts.as_slice() {
-                [Lit::Str(n), Lit::Str(f)] => (n, f, None),
-                [Lit::Str(n), Lit::Str(f), shape] => (n, f, Some(shape)),
-                _ => return None,
+            let (name, format, count) = list_field(f)?;
+            let Lit::Str(format) = format else {
+                return None;
             };
-            simple_size(format)?;
-            let dims: Vec<i64> = match shape {
-                None => vec![],
-                Some(Lit::Int(n)) => vec![*n],
-                Some(Lit::List(d)) => d
-                    .iter()
-                    .map(|x| if let Lit::Int(n) = x { Some(*n) } else { None })
-                    .collect::<Option<_>>()?,
-                Some(_) => return None,
-            };
-            let count = dims
-                .iter()
-                .try_fold(1usize, |acc, &d| acc.checked_mul(usize::try_from(d).ok()?))?;
+            simple_itemsize(format)?;
             Some(Field {
-                name: name.clone(),
+                name: name.to_string(),
                 format: format.clone(),
                 count,
             })
@@ -67,12 +53,7 @@ pub fn simple_fields(dtype: &str) -> Option<Vec<Field>> {
 }
 
 /// Item size of a simple dtype like "<f8", "i4", "|S10", "<U3", "<M8[ns]".
-pub fn simple_itemsize(dtype: &str) -> Option<usize> {
-    simple_size(dtype.trim())
-}
-
-/// Item size of a simple dtype like "<f8", "i4", "|S10", "<U3", "<M8[ns]".
-fn simple_size(s: &str) -> Option<usize> {
+pub fn simple_itemsize(s: &str) -> Option<usize> {
     let s = s.strip_prefix(['<', '>', '|', '=']).unwrap_or(s);
     let mut chars = s.chars();
     let kind = chars.next()?;
@@ -122,26 +103,8 @@ fn structured_size(v: &Lit) -> Option<usize> {
         Lit::List(fields) => {
             let mut total = 0usize;
             for f in fields {
-                let Lit::List(parts) = f else { return None };
-                let (fmt, shape) = match parts.as_slice() {
-                    [Lit::Str(_), fmt] => (fmt, None),
-                    [Lit::Str(_), fmt, shape] => (fmt, Some(shape)),
-                    _ => return None,
-                };
-                let mut size = field_size(fmt)?;
-                if let Some(shape) = shape {
-                    let dims: Vec<i64> = match shape {
-                        Lit::Int(n) => vec![*n],
-                        Lit::List(d) => d
-                            .iter()
-                            .map(|x| if let Lit::Int(n) = x { Some(*n) } else { None })
-                            .collect::<Option<_>>()?,
-                        _ => return None,
-                    };
-                    for d in dims {
-                        size = size.checked_mul(usize::try_from(d).ok()?)?;
-                    }
-                }
+                let (_, fmt, count) = list_field(f)?;
+                let size = field_size(fmt)?.checked_mul(count)?;
                 total = total.checked_add(size)?;
             }
             (total > 0).then_some(total)
@@ -167,9 +130,33 @@ fn structured_size(v: &Lit) -> Option<usize> {
     }
 }
 
+/// A field of a list-form structured dtype, `(name, format[, shape])`: its name, format and
+/// the number of items its shape holds (1 without one).
+fn list_field(f: &Lit) -> Option<(&str, &Lit, usize)> {
+    let Lit::List(parts) = f else { return None };
+    let (name, fmt, shape) = match parts.as_slice() {
+        [Lit::Str(n), fmt] => (n, fmt, None),
+        [Lit::Str(n), fmt, shape] => (n, fmt, Some(shape)),
+        _ => return None,
+    };
+    let dims: Vec<i64> = match shape {
+        None => vec![],
+        Some(Lit::Int(n)) => vec![*n],
+        Some(Lit::List(d)) => d
+            .iter()
+            .map(|x| if let Lit::Int(n) = x { Some(*n) } else { None })
+            .collect::<Option<_>>()?,
+        Some(_) => return None,
+    };
+    let count = dims
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(usize::try_from(d).ok()?))?;
+    Some((name, fmt, count))
+}
+
 fn field_size(fmt: &Lit) -> Option<usize> {
     match fmt {
-        Lit::Str(s) => simple_size(s),
+        Lit::Str(s) => simple_itemsize(s),
         nested @ (Lit::List(_) | Lit::Dict(_)) => structured_size(nested),
         Lit::Int(_) => None,
     }
