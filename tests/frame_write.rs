@@ -764,7 +764,13 @@ fn creating_replaces_what_is_at_the_path() {
     one(false); // a directory over a file
     one(false); // a directory over a directory
     match SChunk::create(Some(&path), &opts(true, CHUNK as i32)) {
-        Err(b2frame::Error::Io { .. }) => {}
+        Err(e @ b2frame::Error::Io { .. }) => {
+            let m = e.to_string();
+            assert!(
+                m.contains("cannot create") && m.contains("directory"),
+                "{m}"
+            );
+        }
         other => panic!(
             "a contiguous frame over a directory: {:?}",
             other.map(|_| ())
