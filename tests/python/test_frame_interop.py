@@ -314,10 +314,6 @@ def test_frames_with_random_parameters_and_operations_read_in_c_blosc2(tmp_path)
             flts = [f for f in flts if f != 3] + [3]
         codec = rng.choice([0, 1, 2, 4, 5])
         nthreads = rng.choice([1, 2])
-        if 3 in flts and flts[0] != 3:
-            # c-blosc2 decoding a filter then delta on two threads races (README): the frame
-            # records its threads, which python-blosc2 then decodes with.
-            nthreads = 1
         params = dict(codec=codec, clevel=rng.choice([0, 1, 3, 5, 9]),
                       filters=[0] * (6 - len(flts)) + flts, typesize=ts,
                       blocksize=rng.choice([0, 0, 0, ts * 64, ts * 1000, 4096 * ts]),
@@ -372,7 +368,10 @@ def test_frames_with_random_parameters_and_operations_read_in_c_blosc2(tmp_path)
                 item = np.array([np.nan], dtype=f"<f{ts}").tobytes() if nan else bytes(ts)
                 model += [item * chunk_items] * k
         f.close()
-        s = blosc2.open(str(path))
+        # c-blosc2 decoding a filter then delta on more than one thread races (README;
+        # 22 of 30 reads of such a frame wrong on 2 threads): read those on one.
+        racy = 3 in flts and flts[0] != 3
+        s = blosc2.open(str(path), **({"dparams": {"nthreads": 1}} if racy else {}))
         assert s.nchunks == len(model), (seed, params)
         for i, want in enumerate(model):
             assert s.decompress_chunk(i) == want, (seed, i, params, contiguous, chunksize)
