@@ -776,7 +776,8 @@ b2f_status b2f_nd_info_get(const struct b2f_frame *f, struct b2f_nd_info *out);
  * empty dtype.
  *
  * Returns `B2F_OK`; `B2F_ERR_BUFFER_TOO_SMALL` (with the length in `*len_out`);
- * `B2F_ERR_NOT_FOUND` if the frame is not an array; `B2F_ERR_CORRUPT`. Thread-safe.
+ * `B2F_ERR_NOT_FOUND` if the frame is not an array; `B2F_ERR_CORRUPT`. Thread-safe: the
+ * slab is read as of one moment (a concurrent write is seen whole or not at all).
  *
  * # Safety
  * `f` is a live handle; `dst` points to `dst_len` writable bytes (or NULL with 0); `len_out`
@@ -823,7 +824,8 @@ b2f_status b2f_nd_create(const char *urlpath,
  *
  * Returns `B2F_OK`; `B2F_ERR_INVALID_ARGUMENT` for a slab outside the shape or with
  * start > stop; `B2F_ERR_BUFFER_TOO_SMALL` when `dst_len` is less than the slab's bytes;
- * `B2F_ERR_NOT_FOUND` if the frame is not an array; `B2F_ERR_CORRUPT`. Thread-safe.
+ * `B2F_ERR_NOT_FOUND` if the frame is not an array; `B2F_ERR_CORRUPT`. Thread-safe: the
+ * slab is read as of one moment (a concurrent write is seen whole or not at all).
  *
  * # Safety
  * `f` is a live handle; `start`/`stop` point to `ndim` values each; `dst` points to `dst_len`
@@ -843,7 +845,8 @@ b2f_status b2f_nd_get_slice(struct b2f_frame *f,
  *
  * Returns `B2F_OK`; `B2F_ERR_INVALID_ARGUMENT` for a slab outside the shape, start > stop,
  * or `src_len` less than the slab's bytes; `B2F_ERR_READ_ONLY`; `B2F_ERR_NOT_FOUND`;
- * `B2F_ERR_IO`. Writes on one handle are serialized; reads see each chunk before or after.
+ * `B2F_ERR_IO`. Writes on one handle are serialized, this whole call included (its reads of
+ * the chunks it changes too: a concurrent write to other items of a chunk is not lost).
  *
  * # Safety
  * `f` is a live handle; `start`/`stop` point to `ndim` values each; `src` points to

@@ -3,11 +3,14 @@
 //! An [`SChunk`] is shared between threads: reads take a read lock and run in parallel (chunks
 //! are read with positioned reads and decompressed under that lock), changes take the write
 //! lock and are serialized. Every change is committed as described in [`crate::frame::store`].
+//! A change that reads before it writes (an n-dim slab write) holds a [`WriteTurn`]: other
+//! writers wait for it to end, readers go on reading.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
+use std::ops::{Deref, DerefMut};
 use std::path::Path;
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::chunk::{self, CParams, ChunkHeader, Context, SpecialValue, SplitMode};
 use crate::error::{Error, Result};
@@ -64,8 +67,102 @@ pub struct Info {
 #[derive(Debug)]
 pub struct SChunk {
     frame: RwLock<Frame>,
+    /// Held by every writer, before the frame's write lock, for as long as its change takes
+    /// (reads included): writers take turns without keeping readers out.
+    writer: Mutex<()>,
     ctx: Context,
     writable: bool,
+}
+
+/// A writer's turn on an [`SChunk`]: until it is dropped, no other thread changes the frame,
+/// so what the holder reads stays current until it writes.
+pub struct WriteTurn<'a> {
+    schunk: &'a SChunk,
+    _turn: MutexGuard<'a, ()>,
+}
+
+impl WriteTurn<'_> {
+    /// [`SChunk::update_chunks`] within the turn.
+    pub fn update_chunks(&self, updates: &[(i64, &[u8])]) -> Result<()> {
+        let mut f = self.schunk.frame.write().unwrap_or_else(|e| e.into_inner());
+        self.schunk.update_chunks_in(&mut f, updates)
+    }
+}
+
+/// The frame under a read lock: see [`SChunk::read_view`].
+pub struct ReadView<'a> {
+    frame: RwLockReadGuard<'a, Frame>,
+}
+
+impl ReadView<'_> {
+    pub fn nchunks(&self) -> usize {
+        self.frame.nchunks()
+    }
+
+    /// Runs `f` on chunk `i` as stored (or the special value it stands for), under the read
+    /// lock: memory frames lend their bytes, file frames read the chunk once.
+    pub fn with_chunk<R>(&self, i: i64, f: impl FnOnce(ChunkData<'_>) -> Result<R>) -> Result<R> {
+        let fr = &self.frame;
+        let i = fr.check_index(i)?;
+        let data = fr
+            .chunk_data(i)
+            .map_err(|e| e.context(format_args!("chunk {i}")))?;
+        f(data)
+    }
+
+    /// Like [`ReadView::with_chunk`], but reading from a file only what decoding the blocks
+    /// `want` needs (see `Frame::read_chunk_blocks`); `f` must decode only those blocks. The
+    /// partial chunk lives in a per-thread buffer reused across calls.
+    pub fn with_chunk_blocks<R>(
+        &self,
+        i: i64,
+        want: &[usize],
+        f: impl FnOnce(ChunkData<'_>) -> Result<R>,
+    ) -> Result<R> {
+        thread_local! {
+            static PARTIAL: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+        }
+        /// Larger buffers are not kept between calls.
+        const KEEP: usize = 64 << 20;
+        let fr = &self.frame;
+        let i = fr.check_index(i)?;
+        let mut buf = PARTIAL.with(|b| std::mem::take(&mut *b.borrow_mut()));
+        let partial = fr
+            .read_chunk_blocks(i, want, &mut buf)
+            .map_err(|e| e.context(format_args!("chunk {i}")))?;
+        let r = if partial {
+            f(ChunkData::Stored(Cow::Borrowed(&buf)))
+        } else {
+            let data = fr
+                .chunk_data(i)
+                .map_err(|e| e.context(format_args!("chunk {i}")))?;
+            f(data)
+        };
+        if buf.capacity() <= KEEP {
+            PARTIAL.with(|b| *b.borrow_mut() = buf);
+        }
+        r
+    }
+}
+
+/// The frame, locked for a change, with the writer's turn.
+struct Writing<'a> {
+    // Fields drop in order: the frame's lock before the turn.
+    frame: RwLockWriteGuard<'a, Frame>,
+    _turn: MutexGuard<'a, ()>,
+}
+
+impl Deref for Writing<'_> {
+    type Target = Frame;
+    fn deref(&self) -> &Frame {
+        &self.frame
+    }
+}
+
+impl DerefMut for Writing<'_> {
+    fn deref_mut(&mut self) -> &mut Frame {
+        &mut self.frame
+    }
 }
 
 /// Compression parameters as a frame header records them.
@@ -120,6 +217,7 @@ impl SChunk {
         let ctx = context_for(&frame.header)?;
         Ok(SChunk {
             frame: RwLock::new(frame),
+            writer: Mutex::new(()),
             ctx,
             writable,
         })
@@ -289,6 +387,7 @@ impl SChunk {
         let frame = Frame::create(store, header, false)?;
         Ok(SChunk {
             frame: RwLock::new(frame),
+            writer: Mutex::new(()),
             ctx: Context::new(opts.params.clone())?,
             writable: true,
         })
@@ -298,12 +397,25 @@ impl SChunk {
         self.frame.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The write lock, after checking the frame may be changed.
-    fn write(&self) -> Result<RwLockWriteGuard<'_, Frame>> {
+    /// The writer's turn, after checking the frame may be changed. A thread holding one
+    /// must not call the other write functions of this SChunk (they wait for the turn).
+    pub fn write_turn(&self) -> Result<WriteTurn<'_>> {
         if !self.writable {
             bail!(read_only, "the frame was opened read-only");
         }
-        Ok(self.frame.write().unwrap_or_else(|e| e.into_inner()))
+        Ok(WriteTurn {
+            schunk: self,
+            _turn: self.writer.lock().unwrap_or_else(|e| e.into_inner()),
+        })
+    }
+
+    /// The write lock, within a writer's turn.
+    fn write(&self) -> Result<Writing<'_>> {
+        let turn = self.write_turn()?;
+        Ok(Writing {
+            frame: self.frame.write().unwrap_or_else(|e| e.into_inner()),
+            _turn: turn._turn,
+        })
     }
 
     /// The compression context (parameters and threads) used for appends and reads.
@@ -358,49 +470,11 @@ impl SChunk {
         r.map_err(|e| e.context(format_args!("chunk {i}")))
     }
 
-    /// Runs `f` on chunk `i` as stored (or the special value it stands for), under the read
-    /// lock: memory frames lend their bytes, file frames read the chunk once.
-    pub fn with_chunk<R>(&self, i: i64, f: impl FnOnce(ChunkData<'_>) -> Result<R>) -> Result<R> {
-        let fr = self.read();
-        let i = fr.check_index(i)?;
-        let data = fr
-            .chunk_data(i)
-            .map_err(|e| e.context(format_args!("chunk {i}")))?;
-        f(data)
-    }
-
-    /// Like [`SChunk::with_chunk`], but reading from a file only what decoding the blocks
-    /// `want` needs (see `Frame::read_chunk_blocks`); `f` must decode only those blocks. The
-    /// partial chunk lives in a per-thread buffer reused across calls.
-    pub fn with_chunk_blocks<R>(
-        &self,
-        i: i64,
-        want: &[usize],
-        f: impl FnOnce(ChunkData<'_>) -> Result<R>,
-    ) -> Result<R> {
-        thread_local! {
-            static PARTIAL: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-        }
-        /// Larger buffers are not kept between calls.
-        const KEEP: usize = 64 << 20;
-        let fr = self.read();
-        let i = fr.check_index(i)?;
-        let mut buf = PARTIAL.with(|b| std::mem::take(&mut *b.borrow_mut()));
-        let partial = fr
-            .read_chunk_blocks(i, want, &mut buf)
-            .map_err(|e| e.context(format_args!("chunk {i}")))?;
-        let r = if partial {
-            f(ChunkData::Stored(Cow::Borrowed(&buf)))
-        } else {
-            let data = fr
-                .chunk_data(i)
-                .map_err(|e| e.context(format_args!("chunk {i}")))?;
-            f(data)
-        };
-        if buf.capacity() <= KEEP {
-            PARTIAL.with(|b| *b.borrow_mut() = buf);
-        }
-        r
+    /// The frame as of now, for a read that spans several chunks: writers wait until the view
+    /// is dropped, so the read sees every write whole or not at all. A thread holding one must
+    /// not call this SChunk's functions (a waiting writer would keep it from reading).
+    pub fn read_view(&self) -> ReadView<'_> {
+        ReadView { frame: self.read() }
     }
 
     /// The special value chunk `i` stands for (`SpecialValue::None` for data chunks); reads
@@ -586,7 +660,10 @@ impl SChunk {
     /// anything else, which may turn the frame to variable-length chunks, is placed one by
     /// one, each in its own commit.
     pub fn update_chunks(&self, updates: &[(i64, &[u8])]) -> Result<()> {
-        let mut f = self.write()?;
+        self.update_chunks_in(&mut *self.write()?, updates)
+    }
+
+    fn update_chunks_in(&self, f: &mut Frame, updates: &[(i64, &[u8])]) -> Result<()> {
         if updates.is_empty() {
             return Ok(());
         }
@@ -607,12 +684,12 @@ impl SChunk {
             if !together {
                 break;
             }
-            planned.push((i, kept_form(&f, &h, chunk, cs, Placement::Replace(i))?));
+            planned.push((i, kept_form(f, &h, chunk, cs, Placement::Replace(i))?));
         }
         if !together {
-            drop(f);
             for &(i, chunk) in updates {
-                self.update_chunk(i, chunk)?;
+                let i = f.check_index(i)?;
+                self.put_chunk(f, Placement::Replace(i), chunk)?;
             }
             return Ok(());
         }

@@ -1,11 +1,14 @@
 //! One handle shared by many threads: eight readers (at least; more on bigger machines) read
 //! random chunks and slices across chunk boundaries while a writer appends, updates and writes
-//! vlmetalayers, for a fixed number of operations; every read is checked.
+//! vlmetalayers, for a fixed number of operations; every read is checked. And slab writers
+//! sharing chunks: each slab write reads its chunks and writes them back, and none may undo
+//! another's items.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use b2frame::chunk::CParams;
+use b2frame::ndim::{self, Array, NdMeta};
 use b2frame::schunk::{CreateOptions, SChunk};
 
 const CHUNK: usize = 16_000;
@@ -128,4 +131,95 @@ fn readers_and_a_writer_on_a_file() {
 #[test]
 fn readers_and_a_writer_in_memory() {
     run(None, true);
+}
+
+/// Four threads write rows of one array (thread t the rows r with r % 4 == t), round after
+/// round, each row slab crossing two chunks that other threads' rows share, while a reader
+/// checks that every row it reads is one round's whole row. At the end every row holds the
+/// last round: a slab write that read a chunk before another's write-back and wrote it after
+/// would have put older rows back.
+fn slab_writers(path: Option<&std::path::Path>, contiguous: bool) {
+    const ROWS: i64 = 32;
+    const COLS: i64 = 48;
+    const ROUNDS: u32 = 40;
+    let opts = CreateOptions {
+        contiguous,
+        chunksize: 0,
+        params: CParams {
+            nthreads: 1,
+            ..CParams::default()
+        },
+        sync: false,
+    };
+    let meta = NdMeta {
+        version: 0,
+        shape: vec![ROWS, COLS],
+        chunkshape: vec![16, 32],
+        blockshape: vec![4, 8],
+        dtype_format: 0,
+        dtype: Some("<u4".into()),
+    };
+    let row = |r: i64, round: u32| -> Vec<u8> {
+        (0..COLS as u32)
+            .flat_map(|c| (round << 16 | (r as u32) << 8 | c).to_le_bytes())
+            .collect()
+    };
+    let s = ndim::slice::create(path, &opts, &meta).unwrap();
+    let done = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let reader = scope.spawn(|| {
+            let a = Array::open(&s).unwrap();
+            let mut out = vec![0u8; (COLS * 4) as usize];
+            let mut reads = 0;
+            while !done.load(Ordering::Relaxed) {
+                let r = reads % ROWS;
+                a.get_slice(&[r, 0], &[r + 1, COLS], &mut out).unwrap();
+                let round = u32::from_le_bytes(out[..4].try_into().unwrap()) >> 16;
+                let whole = out.iter().all(|&b| b == 0) || out == row(r, round);
+                assert!(whole, "row {r} read half written");
+                reads += 1;
+            }
+        });
+        let writers: Vec<_> = (0..4)
+            .map(|t| {
+                let s = &s;
+                scope.spawn(move || {
+                    let a = Array::open(s).unwrap();
+                    for round in 1..=ROUNDS {
+                        for r in (t..ROWS).step_by(4) {
+                            a.set_slice(&[r, 0], &[r + 1, COLS], &row(r, round))
+                                .unwrap();
+                        }
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap();
+        }
+        done.store(true, Ordering::Relaxed);
+        reader.join().unwrap();
+    });
+    let a = Array::open(&s).unwrap();
+    let mut out = vec![0u8; (ROWS * COLS * 4) as usize];
+    a.get_slice(&[0, 0], &[ROWS, COLS], &mut out).unwrap();
+    for r in 0..ROWS {
+        let got = &out[(r * COLS * 4) as usize..((r + 1) * COLS * 4) as usize];
+        let round = u32::from_le_bytes(got[..4].try_into().unwrap()) >> 16;
+        assert_eq!(
+            round, ROUNDS,
+            "row {r} holds round {round}: a later write was lost"
+        );
+        assert_eq!(got, row(r, ROUNDS), "row {r}");
+    }
+}
+
+#[test]
+fn slab_writers_sharing_chunks_lose_nothing() {
+    let dir = std::env::temp_dir().join(format!("b2f-conc-slab-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    slab_writers(None, true);
+    slab_writers(Some(&dir.join("c.b2nd")), true);
+    slab_writers(Some(&dir.join("s.b2nd")), false);
+    let _ = std::fs::remove_dir_all(&dir);
 }

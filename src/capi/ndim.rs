@@ -92,7 +92,8 @@ pub unsafe extern "C" fn b2f_nd_info_get(f: *const b2f_frame, out: *mut b2f_nd_i
 /// empty dtype.
 ///
 /// Returns `B2F_OK`; `B2F_ERR_BUFFER_TOO_SMALL` (with the length in `*len_out`);
-/// `B2F_ERR_NOT_FOUND` if the frame is not an array; `B2F_ERR_CORRUPT`. Thread-safe.
+/// `B2F_ERR_NOT_FOUND` if the frame is not an array; `B2F_ERR_CORRUPT`. Thread-safe: the
+/// slab is read as of one moment (a concurrent write is seen whole or not at all).
 ///
 /// # Safety
 /// `f` is a live handle; `dst` points to `dst_len` writable bytes (or NULL with 0); `len_out`
@@ -211,7 +212,8 @@ unsafe fn slab(a: &Array, start: *const i64, stop: *const i64) -> Result<(Vec<i6
 ///
 /// Returns `B2F_OK`; `B2F_ERR_INVALID_ARGUMENT` for a slab outside the shape or with
 /// start > stop; `B2F_ERR_BUFFER_TOO_SMALL` when `dst_len` is less than the slab's bytes;
-/// `B2F_ERR_NOT_FOUND` if the frame is not an array; `B2F_ERR_CORRUPT`. Thread-safe.
+/// `B2F_ERR_NOT_FOUND` if the frame is not an array; `B2F_ERR_CORRUPT`. Thread-safe: the
+/// slab is read as of one moment (a concurrent write is seen whole or not at all).
 ///
 /// # Safety
 /// `f` is a live handle; `start`/`stop` point to `ndim` values each; `dst` points to `dst_len`
@@ -243,7 +245,8 @@ pub unsafe extern "C" fn b2f_nd_get_slice(
 ///
 /// Returns `B2F_OK`; `B2F_ERR_INVALID_ARGUMENT` for a slab outside the shape, start > stop,
 /// or `src_len` less than the slab's bytes; `B2F_ERR_READ_ONLY`; `B2F_ERR_NOT_FOUND`;
-/// `B2F_ERR_IO`. Writes on one handle are serialized; reads see each chunk before or after.
+/// `B2F_ERR_IO`. Writes on one handle are serialized, this whole call included (its reads of
+/// the chunks it changes too: a concurrent write to other items of a chunk is not lost).
 ///
 /// # Safety
 /// `f` is a live handle; `start`/`stop` point to `ndim` values each; `src` points to

@@ -14,7 +14,7 @@ use crate::chunk::{self, SpecialValue};
 use crate::error::{Error, Result};
 use crate::frame::ChunkData;
 use crate::pool::BufferStash;
-use crate::schunk::{CreateOptions, SChunk};
+use crate::schunk::{CreateOptions, ReadView, SChunk};
 
 /// Largest slab a single read or write buffers chunks for (decoded blocks are processed in
 /// batches of about this many bytes).
@@ -265,23 +265,26 @@ impl<'a> Array<'a> {
             });
         }
         let work = self.plan(start, stop);
+        // One view for the whole slab: a concurrent slab write is seen whole or not at all.
+        let view = self.schunk.read_view();
         let mut batch: Vec<&ChunkWork> = Vec::new();
         let mut batch_bytes = 0;
         for w in &work {
             batch_bytes += w.blocks.len() * g.block_nbytes();
             batch.push(w);
             if batch_bytes >= BATCH_BYTES {
-                self.read_batch(&batch, start, &slab, dst)?;
+                self.read_batch(&view, &batch, start, &slab, dst)?;
                 batch.clear();
                 batch_bytes = 0;
             }
         }
-        self.read_batch(&batch, start, &slab, dst)
+        self.read_batch(&view, &batch, start, &slab, dst)
     }
 
     /// Decodes the blocks of a batch of chunks (in parallel) and copies the slab's parts out.
     fn read_batch(
         &self,
+        view: &ReadView<'_>,
         batch: &[&ChunkWork],
         start: &[i64],
         slab: &[i64],
@@ -292,7 +295,7 @@ impl<'a> Array<'a> {
         }
         // Chunks in parallel, or the blocks of a lone chunk.
         let blocks_in_parallel = batch.len() == 1;
-        let decode = |w: &&ChunkWork| self.decode_blocks(w, blocks_in_parallel);
+        let decode = |w: &&ChunkWork| self.decode_blocks(view, w, blocks_in_parallel);
         let decoded: Vec<Vec<BlockSrc>> = self.schunk.context().pool().map(batch, decode)?;
         let mut done = Vec::new();
         for (w, blocks) in batch.iter().zip(decoded) {
@@ -309,24 +312,28 @@ impl<'a> Array<'a> {
 
     /// The sources of the blocks of one chunk that a slab needs, decoded on the pool's
     /// threads if `blocks_in_parallel`.
-    fn decode_blocks(&self, w: &ChunkWork, blocks_in_parallel: bool) -> Result<Vec<BlockSrc>> {
+    fn decode_blocks(
+        &self,
+        view: &ReadView<'_>,
+        w: &ChunkWork,
+        blocks_in_parallel: bool,
+    ) -> Result<Vec<BlockSrc>> {
         let ctx = format!("array chunk {}", w.index);
-        if w.index >= self.schunk.nchunks() as i64 {
+        if w.index >= view.nchunks() as i64 {
             bail!(
                 corrupt,
                 "{ctx}: the frame holds only {} chunks",
-                self.schunk.nchunks()
+                view.nchunks()
             );
         }
         let want: Vec<usize> = w.blocks.iter().map(|&(k, _)| k).collect();
-        let first = self.schunk.with_chunk_blocks(w.index, &want, |data| {
+        let first = view.with_chunk_blocks(w.index, &want, |data| {
             self.blocks_of(w, data, true, blocks_in_parallel)
         })?;
         match first {
             Some(blocks) => Ok(blocks),
             // Blosc2 blocks that are not the array's: decode the whole chunk, read whole.
-            None => self
-                .schunk
+            None => view
                 .with_chunk(w.index, |data| {
                     self.blocks_of(w, data, false, blocks_in_parallel)
                 })
@@ -495,11 +502,10 @@ impl<'a> Array<'a> {
     }
 
     /// Writes `src` (C order) into the slab `[start, stop)`: every chunk it touches is read,
-    /// changed and written back compressed.
+    /// changed and written back compressed, within one writer's turn (a concurrent write
+    /// cannot land between the read of a chunk and its write-back and be lost).
     pub fn set_slice(&self, start: &[i64], stop: &[i64], src: &[u8]) -> Result<()> {
-        if !self.schunk.is_writable() {
-            bail!(read_only, "the frame was opened read-only");
-        }
+        let turn = self.schunk.write_turn()?;
         let g = &self.geom;
         let slab = g.check_slab(start, stop)?;
         let nbytes = slab.iter().product::<i64>() as usize * g.itemsize;
@@ -523,7 +529,7 @@ impl<'a> Array<'a> {
         let commit = |batch: &mut Vec<(i64, Vec<u8>)>| -> Result<()> {
             let updates: Vec<(i64, &[u8])> =
                 batch.iter().map(|(i, c)| (*i, c.as_slice())).collect();
-            self.schunk.update_chunks(&updates)?;
+            turn.update_chunks(&updates)?;
             batch.clear();
             Ok(())
         };
