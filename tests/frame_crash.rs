@@ -1,7 +1,8 @@
 //! Nothing lost: a writer killed at each of its file-changing system calls in turn (strace
 //! injects SIGKILL at the K-th call of one system call, for K = 1, 2, ..., and each of
-//! `SYSCALLS` in turn) leaves a frame that opens and holds exactly the chunks and vlmetalayers
-//! of the last call that returned (or of the one in flight, if its commit write had happened).
+//! `SYSCALLS` in turn) leaves a frame that opens and holds exactly the chunks, metalayers and
+//! vlmetalayers of the last call that returned (or of the one in flight, if its commit write
+//! had happened).
 //!
 //! The writer is this test binary itself, re-run with `B2F_CRASH_WRITER` set.
 
@@ -10,7 +11,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use b2frame::chunk::CParams;
+use b2frame::chunk::{CParams, SpecialValue};
 use b2frame::schunk::{CreateOptions, OpenOptions, SChunk};
 
 const CHUNK: usize = 4000;
@@ -27,10 +28,11 @@ fn tiny_data(k: u32) -> Vec<u8> {
     vec![k as u8 + 1; TINY]
 }
 
-/// The state a frame is in: its chunks and vlmetalayers.
+/// The state a frame is in: its chunks, metalayers and vlmetalayers.
 #[derive(Clone, Debug, PartialEq)]
 struct State {
     chunks: Vec<Vec<u8>>,
+    meta: Vec<(String, Vec<u8>)>,
     vlmeta: Vec<(String, Vec<u8>)>,
 }
 
@@ -55,6 +57,10 @@ fn ops(tiny: bool) -> Vec<Op> {
             m.vlmeta.push(("note".into(), b"first".to_vec()));
         }),
         Box::new(|s, m| {
+            s.meta_update("fixed", b"version 2").unwrap();
+            m.meta[0].1 = b"version 2".to_vec();
+        }),
+        Box::new(|s, m| {
             s.update(0, &data(12)).unwrap();
             m.chunks[0] = data(12);
         }),
@@ -62,6 +68,8 @@ fn ops(tiny: bool) -> Vec<Op> {
             s.delete(2).unwrap();
             m.chunks.remove(2);
         }),
+        // Dead bytes of the replaced and removed chunks: rewritten whole (contiguous frames).
+        Box::new(|s, _| s.compact().unwrap()),
         Box::new(|s, m| {
             let n = m.chunks.len();
             let order: Vec<i64> = (0..n as i64).rev().collect();
@@ -83,6 +91,16 @@ fn ops(tiny: bool) -> Vec<Op> {
         Box::new(|s, m| {
             s.append(&vec![0u8; CHUNK]).unwrap();
             m.chunks.push(vec![0u8; CHUNK]);
+        }),
+        // Index-only chunks: two of zeros, then one of float32 NaNs.
+        Box::new(|s, m| {
+            s.fill_special(2 * CHUNK as i64 / 4, SpecialValue::Zero)
+                .unwrap();
+            m.chunks.extend([vec![0u8; CHUNK], vec![0u8; CHUNK]]);
+        }),
+        Box::new(|s, m| {
+            s.fill_special(CHUNK as i64 / 4, SpecialValue::Nan).unwrap();
+            m.chunks.push(f32::NAN.to_le_bytes().repeat(CHUNK / 4));
         }),
         // Larger than the chunksize: the frame turns to variable-length chunks, the zero
         // chunk above (index-only) stored first.
@@ -129,7 +147,18 @@ fn initial_state(tiny: bool) -> State {
         } else {
             (0..3).map(data).collect()
         },
+        meta: vec![("fixed".into(), b"version 1".to_vec())],
         vlmeta: vec![],
+    }
+}
+
+/// Puts a new frame in state `m` (metalayers come before the first chunk).
+fn build(s: &SChunk, m: &State) {
+    for (name, content) in &m.meta {
+        s.meta_add(name, content).unwrap();
+    }
+    for c in &m.chunks {
+        s.append(c).unwrap();
     }
 }
 
@@ -137,9 +166,7 @@ fn initial_state(tiny: bool) -> State {
 fn states(tiny: bool) -> Vec<State> {
     let s = SChunk::create(None, &options(true, tiny)).unwrap();
     let mut m = initial_state(tiny);
-    for c in &m.chunks {
-        s.append(c).unwrap();
-    }
+    build(&s, &m);
     let mut all = vec![m.clone()];
     for op in ops(tiny) {
         op(&s, &mut m);
@@ -168,6 +195,14 @@ fn read_state(path: &Path) -> State {
                 .unwrap_or_else(|e| panic!("chunk {i}: {e}"))
         })
         .collect();
+    let meta = s
+        .meta_names()
+        .into_iter()
+        .map(|n| {
+            let v = s.meta_get(&n).unwrap();
+            (n, v)
+        })
+        .collect();
     let vlmeta = s
         .vlmeta_names()
         .into_iter()
@@ -176,7 +211,11 @@ fn read_state(path: &Path) -> State {
             (n, v)
         })
         .collect();
-    State { chunks, vlmeta }
+    State {
+        chunks,
+        meta,
+        vlmeta,
+    }
 }
 
 /// The child: open the frame and run the operations, logging each one that returned.
@@ -303,9 +342,7 @@ fn pristine_frame(what: &str, contiguous: bool, tiny: bool) -> (PathBuf, PathBuf
     let dir = fresh_dir(what);
     let pristine = dir.join("pristine.b2frame");
     let s = SChunk::create(Some(&pristine), &options(contiguous, tiny)).unwrap();
-    for c in &initial_state(tiny).chunks {
-        s.append(c).unwrap();
-    }
+    build(&s, &initial_state(tiny));
     (dir, pristine)
 }
 

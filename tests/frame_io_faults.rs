@@ -49,7 +49,7 @@ const BIG: usize = 400_000;
 /// Chunk `k`: compressible and CHUNK bytes below 100, incompressible and BIG bytes from 100.
 fn data(k: u32) -> Vec<u8> {
     if k >= 100 {
-        let mut x = u64::from(k) * 0x9E37_79B9_7F4A_7C15 + 1;
+        let mut x = u64::from(k).wrapping_mul(0x9E37_79B9_7F4A_7C15) + 1;
         return (0..BIG / 8)
             .flat_map(|_| {
                 x ^= x << 13;
@@ -64,10 +64,11 @@ fn data(k: u32) -> Vec<u8> {
         .collect()
 }
 
-/// Chunks and vlmetalayers: what a frame holds.
+/// Chunks, metalayers and vlmetalayers: what a frame holds.
 #[derive(Clone, Debug, PartialEq)]
 struct State {
     chunks: Vec<Vec<u8>>,
+    meta: Vec<(String, Vec<u8>)>,
     vlmeta: Vec<(String, Vec<u8>)>,
 }
 
@@ -75,6 +76,14 @@ fn state_of(s: &SChunk) -> State {
     State {
         chunks: (0..s.nchunks() as i64)
             .map(|i| s.get_chunk_vec(i).unwrap())
+            .collect(),
+        meta: s
+            .meta_names()
+            .into_iter()
+            .map(|n| {
+                let v = s.meta_get(&n).unwrap();
+                (n, v)
+            })
             .collect(),
         vlmeta: s
             .vlmeta_names()
@@ -122,6 +131,26 @@ fn ops() -> Vec<Op> {
             |m| m.chunks[0] = data(13),
         ),
         ("delete", |s| s.delete(2), |m| drop(m.chunks.remove(2))),
+        (
+            // Two chunks in one commit (an n-dim slab write).
+            "update_chunks",
+            |s| {
+                let ctx = s.context();
+                let (a, b) = (
+                    ctx.compress_to_vec(&data(16))?,
+                    ctx.compress_to_vec(&data(17))?,
+                );
+                s.update_chunks(&[(0, &a), (1, &b)])
+            },
+            |m| m.chunks[..2].clone_from_slice(&[data(16), data(17)]),
+        ),
+        (
+            "meta_update",
+            |s| s.meta_update("fixed", b"version 2"),
+            |m| m.meta[0].1 = b"version 2".to_vec(),
+        ),
+        // The dead bytes of the replaced and removed chunks: a contiguous frame is rewritten.
+        ("compact", |s| s.compact(), |_| ()),
         (
             "vlmeta_set",
             |s| s.vlmeta_set("note", b"first"),
@@ -288,6 +317,7 @@ fn fault_at_every_write(case: Case) {
     {
         let (first, len) = if compaction { (100, BIG) } else { (0, CHUNK) };
         let s = SChunk::create(Some(&pristine), &options(contiguous, len)).unwrap();
+        s.meta_add("fixed", b"version 1").unwrap();
         for k in first..first + 3 {
             s.append(&data(k)).unwrap();
         }
