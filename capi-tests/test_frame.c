@@ -184,7 +184,17 @@ static void test_operations(const char *path, bool contiguous) {
   CHECK_STATUS(b2f_open(path, B2F_READ | B2F_WRITE, &f), B2F_OK);
   CHECK_STATUS(b2f_delete(f, 0), B2F_OK);
   check_chunk(f, 0, 2);
+  /* One writer at a time: a second writable handle is refused, a reader is not. */
+  g = NULL;
+  CHECK_STATUS(b2f_open(path, B2F_READ | B2F_WRITE, &g), B2F_ERR_IO);
+  CHECK(g == NULL);
+  CHECK(strstr(b2f_last_error(), "open for writing elsewhere") != NULL);
+  CHECK_STATUS(b2f_open(path, B2F_READ, &g), B2F_OK);
+  check_chunk(g, 0, 2);
+  b2f_close(g);
   b2f_close(f);
+  CHECK_STATUS(b2f_open(path, B2F_READ | B2F_WRITE, &g), B2F_OK);
+  b2f_close(g);
 }
 
 static void test_open_errors(void) {

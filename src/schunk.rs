@@ -339,6 +339,7 @@ impl SChunk {
                     .truncate(true)
                     .open(p)
                     .map_err(|e| Error::io(format!("cannot create {}", p.display()), e))?;
+                store::lock_for_writing(&file, p)?;
                 Store::File {
                     file,
                     path: p.to_path_buf(),
@@ -355,6 +356,7 @@ impl SChunk {
                 }
                 Store::Dir {
                     dir: p.to_path_buf(),
+                    lock: None, // taken once the directory exists
                     writable: true,
                     sync: opts.sync,
                     next_id: 0,

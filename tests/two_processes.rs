@@ -2,9 +2,11 @@
 //! rewrites its vlmeta, another opens and reads it over and over. Every successful read sees a
 //! prefix of the writer's committed chunks with the right content; a read that races with a
 //! commit may fail with a clear error (corrupt, format or I/O), never with garbage, a panic or
-//! an internal error.
+//! an internal error. And one writer at a time: a second writer, in another process or this
+//! one, is refused while the first has the frame open, and a killed writer leaves no lock.
 //!
-//! The writer is this test binary itself, re-run with `B2F_TWO_PROC_WRITER` set.
+//! The writers are this test binary itself, re-run with `B2F_TWO_PROC_WRITER` or
+//! `B2F_LOCK_HOLDER` set.
 
 use std::path::Path;
 use std::process::Command;
@@ -72,11 +74,8 @@ fn a_reader_sees_committed_prefixes_of_a_sparse_frame() {
     reader_and_writer(false);
 }
 
-fn reader_and_writer(contiguous: bool) {
-    let dir = std::env::temp_dir().join(format!("b2f-2proc-{}-{contiguous}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("shared.b2frame");
-    let opts = CreateOptions {
+fn options(contiguous: bool) -> CreateOptions {
+    CreateOptions {
         contiguous,
         chunksize: CHUNK as i32,
         params: CParams {
@@ -84,7 +83,14 @@ fn reader_and_writer(contiguous: bool) {
             ..CParams::default()
         },
         sync: false,
-    };
+    }
+}
+
+fn reader_and_writer(contiguous: bool) {
+    let dir = std::env::temp_dir().join(format!("b2f-2proc-{}-{contiguous}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("shared.b2frame");
+    let opts = options(contiguous);
     drop(SChunk::create(Some(&path), &opts).unwrap());
     let mut writer = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "two_process_writer_child", "--nocapture"])
@@ -119,4 +125,88 @@ fn reader_and_writer(contiguous: bool) {
         "contiguous {contiguous}: {ok} consistent reads, {retries} raced with a commit and were retried"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The child of `one_writer_at_a_time_*`: opens the frame for writing, says so, and waits to be
+/// killed.
+#[test]
+fn lock_holder_child() {
+    let (Ok(path), Ok(ready)) = (
+        std::env::var("B2F_LOCK_HOLDER"),
+        std::env::var("B2F_LOCK_READY"),
+    ) else {
+        return; // not the child
+    };
+    let s = SChunk::open(Path::new(&path), true).unwrap();
+    s.append(&data(1)).unwrap();
+    std::fs::write(ready, b"").unwrap();
+    std::thread::sleep(Duration::from_secs(120));
+}
+
+fn is_locked_out(r: Result<SChunk, Error>) -> bool {
+    matches!(r, Err(Error::Io { ref source, ref context })
+        if source.kind() == std::io::ErrorKind::WouldBlock && context.contains("open for writing elsewhere"))
+}
+
+fn one_writer_at_a_time(contiguous: bool) {
+    let dir = std::env::temp_dir().join(format!("b2f-lock-{}-{contiguous}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("locked.b2frame");
+    let ready = dir.join("ready");
+    let opts = options(contiguous);
+    let s = SChunk::create(Some(&path), &opts).unwrap();
+    s.append(&data(0)).unwrap();
+    // In this process: a second writable handle is refused, a reader is not; the lock goes
+    // with the handle, and survives a compaction (which replaces a contiguous frame's file).
+    assert!(is_locked_out(SChunk::open(&path, true)));
+    assert_eq!(SChunk::open(&path, false).unwrap().nchunks(), 1);
+    s.compact().unwrap();
+    assert!(is_locked_out(SChunk::open(&path, true)));
+    // Creating (or saving) over a frame that a writer has open would leave it writing to a
+    // file no longer at the path.
+    let over = SChunk::create(Some(&path), &opts);
+    assert!(is_locked_out(over), "created over a frame open for writing");
+    let other = dir.join("other.b2frame");
+    drop(SChunk::create(Some(&other), &opts).unwrap());
+    let saved = SChunk::open(&other, false).unwrap().save(&path, contiguous);
+    assert!(
+        matches!(saved, Err(Error::Io { ref source, .. }) if source.kind() == std::io::ErrorKind::WouldBlock),
+        "saved over a frame open for writing: {saved:?}"
+    );
+    assert_eq!(SChunk::open(&path, false).unwrap().nchunks(), 1);
+    drop(s);
+    // Another process.
+    let mut holder = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "lock_holder_child", "--nocapture"])
+        .env("B2F_LOCK_HOLDER", &path)
+        .env("B2F_LOCK_READY", &ready)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !ready.exists() {
+        assert!(Instant::now() < deadline, "the lock holder did not start");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(is_locked_out(SChunk::open(&path, true)));
+    let r = SChunk::open(&path, false).unwrap();
+    assert_eq!(r.get_chunk_vec(1).unwrap(), data(1));
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    // Killed, the holder left no lock.
+    let s = SChunk::open(&path, true).unwrap();
+    s.append(&data(2)).unwrap();
+    assert_eq!(s.nchunks(), 3);
+    drop(s);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn one_writer_at_a_time_on_a_file() {
+    one_writer_at_a_time(true);
+}
+
+#[test]
+fn one_writer_at_a_time_on_a_directory() {
+    one_writer_at_a_time(false);
 }

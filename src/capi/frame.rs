@@ -127,8 +127,13 @@ pub(crate) fn into_handle(schunk: SChunk, out: *mut *mut b2f_frame) -> Result<()
 /// (changes synced to disk before each call returns). Only the header, trailer and index are
 /// read; chunks are read when asked for.
 ///
-/// Returns `B2F_OK` and a new handle in `*frame_out`; `B2F_ERR_IO` (missing file, permission),
-/// `B2F_ERR_FORMAT` (not a frame), `B2F_ERR_CORRUPT` (inconsistent frame),
+/// A handle opened with `B2F_WRITE` holds an advisory lock (`flock`) on the file or directory
+/// until `b2f_close`: another writer, in this process or another, is refused with
+/// `B2F_ERR_IO` ("open for writing elsewhere") instead of overwriting its commits. Readers
+/// take no lock; c-blosc2 neither takes nor honours it.
+///
+/// Returns `B2F_OK` and a new handle in `*frame_out`; `B2F_ERR_IO` (missing file, permission,
+/// another writer), `B2F_ERR_FORMAT` (not a frame), `B2F_ERR_CORRUPT` (inconsistent frame),
 /// `B2F_ERR_INVALID_ARGUMENT` (NULL, bad mode).
 ///
 /// # Memory and lifetimes
@@ -206,7 +211,8 @@ pub unsafe extern "C" fn b2f_open_buffer(
 /// Creates an empty frame: a contiguous file or sparse directory at `urlpath` (replacing what
 /// is there, but a directory by a file), or an in-memory frame when `urlpath` is NULL. The
 /// frame is built under a temporary name and renamed into place: killed before, the path
-/// holds what it held. The handle is open for writing.
+/// holds what it held. The handle is open for writing (and holds the writer's lock, as
+/// `b2f_open` describes); a frame another writer has open is not replaced (`B2F_ERR_IO`).
 ///
 /// Returns `B2F_OK`; `B2F_ERR_INVALID_ARGUMENT` for bad storage or parameters;
 /// `B2F_ERR_UNSUPPORTED` for unknown codecs or filters, or a filter pipeline c-blosc2 decodes

@@ -38,6 +38,15 @@
 //! the data before the commit write and the commit write itself, and the directory after
 //! files are created or renamed. A commit whose sync fails is undone (the old header written
 //! back, the old index file renamed back), so the failed call leaves the frame as it was.
+//!
+//! # One writer: the lock
+//!
+//! A handle that may write holds an exclusive advisory lock (`flock`) on the frame's file or
+//! directory until it closes, so a second writer (another process, or another handle of this
+//! one) is refused at open instead of overwriting what the first commits. Readers take no
+//! lock. A file that replaces the frame's (compaction, creation) is locked before it takes the
+//! path. The kernel drops the lock with the process, so a killed writer leaves none behind.
+//! c-blosc2 neither takes nor honours it.
 
 use std::borrow::Cow;
 use std::fs::{self, File, OpenOptions};
@@ -65,6 +74,8 @@ pub enum Store {
     /// A sparse frame: a directory with `chunks.b2frame` and one file per chunk.
     Dir {
         dir: PathBuf,
+        /// The directory, open, holding the writer's lock (writable handles only).
+        lock: Option<File>,
         writable: bool,
         sync: bool,
         /// Id for the next chunk file.
@@ -355,6 +366,11 @@ impl Frame {
                     path.display()
                 );
             }
+            let lock = if writable {
+                Some(lock_dir(path)?)
+            } else {
+                None
+            };
             // The index file is read once, whole: a writer replaces it by rename, so the
             // header, index and trailer parsed all come from one state.
             let index_path = path.join(SPARSE_INDEX);
@@ -371,6 +387,7 @@ impl Frame {
             }
             f.store = Store::Dir {
                 dir: path.to_path_buf(),
+                lock,
                 writable,
                 sync,
                 next_id: 0,
@@ -396,6 +413,9 @@ impl Frame {
                 .write(writable)
                 .open(path)
                 .map_err(|e| io_err("cannot open", path, e))?;
+            if writable {
+                lock_for_writing(&file, path)?;
+            }
             let size = file
                 .metadata()
                 .map_err(|e| io_err("cannot stat", path, e))?
@@ -1118,10 +1138,13 @@ impl Frame {
         header.has_vlmeta = false;
         header.set_general_flags(vl_blocks);
         let trailer = trailer::encode(&[]);
+        if let Store::Dir { dir, lock, .. } = &mut store {
+            fs::create_dir_all(&*dir).map_err(|e| io_err("cannot create directory", dir, e))?;
+            *lock = Some(lock_dir(dir)?);
+        }
         let image = match &store {
             Store::Dir { dir, sync, .. } => {
                 header.frame_type = header::SPARSE;
-                fs::create_dir_all(dir).map_err(|e| io_err("cannot create directory", dir, e))?;
                 let image = sparse_index_image(&mut header, &[], &[])?;
                 write_file(&dir.join(SPARSE_INDEX), &image, *sync)?;
                 if *sync {
@@ -1260,6 +1283,38 @@ fn sparse_index_image(h: &mut FrameHeader, index: &[u8], vlmeta: &[Vlmeta]) -> R
     Ok(image)
 }
 
+/// Takes the writer's lock on a frame's open file or directory (see the module's docs).
+pub fn lock_for_writing(file: &File, path: &Path) -> Result<()> {
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(Error::io(
+            format!(
+                "{}: the frame is open for writing elsewhere (another handle or process holds its lock)",
+                path.display()
+            ),
+            std::io::ErrorKind::WouldBlock.into(),
+        )),
+        // File systems without locks: the frame is written unlocked, as c-blosc2 writes it.
+        Err(std::fs::TryLockError::Error(_)) => Ok(()),
+    }
+}
+
+/// Opens directory `dir` and takes the writer's lock on it.
+fn lock_dir(dir: &Path) -> Result<File> {
+    let file = File::open(dir).map_err(|e| io_err("cannot open", dir, e))?;
+    lock_for_writing(&file, dir)?;
+    Ok(file)
+}
+
+/// Refuses to replace a frame that a writer has open (the writer would go on committing to
+/// the replaced file). The probe's lock goes with it.
+fn check_no_writer(path: &Path) -> Result<()> {
+    match File::open(path) {
+        Ok(file) => lock_for_writing(&file, path),
+        Err(_) => Ok(()),
+    }
+}
+
 /// `path`, or the file or directory it links to (replaced there, the link kept).
 pub fn resolve_link(path: &Path) -> Result<PathBuf> {
     match fs::symlink_metadata(path) {
@@ -1288,6 +1343,10 @@ pub fn temp_path(path: &Path) -> PathBuf {
 /// exchange, what was at `path` is moved aside first (killed between the two renames, both
 /// copies remain under their temporary names).
 pub fn replace_path(tmp: &Path, path: &Path) -> Result<()> {
+    if let Err(e) = check_no_writer(path) {
+        remove_path(tmp);
+        return Err(e);
+    }
     let rename = |from: &Path, to: &Path| {
         fs::rename(from, to).map_err(|e| io_err("cannot rename to", to, e))
     };
@@ -1364,6 +1423,8 @@ pub fn remove_path(path: &Path) {
 fn replace_file(path: &Path, data: &[u8], sync: bool) -> Result<File> {
     let tmp = temp_path(path);
     let replaced = create_file(&tmp, data, false).and_then(|file| {
+        // Locked before it takes the path: a contiguous frame's writer keeps this handle.
+        lock_for_writing(&file, &tmp)?;
         if let Ok(m) = fs::metadata(path) {
             let _ = file.set_permissions(m.permissions());
         }
