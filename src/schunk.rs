@@ -189,7 +189,9 @@ fn short_last(chunksize: i64, nbytes: i64, n: usize) -> bool {
 /// A compression context for a frame's parameters. Frames whose codec or filters this library
 /// does not write (plugin codecs; pipelines c-blosc2 misreads) are still read, and new chunks
 /// take c-blosc2's default in their place (each chunk names its own codec and filters). The
-/// typesize and blocksize stay: an n-dim array's Blosc2 blocks are its blocks.
+/// typesize and blocksize stay: an n-dim array's Blosc2 blocks are its blocks. A typesize or
+/// blocksize no chunk can have (a damaged header; c-blosc2 reads through it, as each chunk
+/// names its own) leaves new chunks c-blosc2's default blocksize, and typesize 1.
 fn context_for(h: &FrameHeader) -> Result<Context> {
     let p = params_from_header(h);
     if let Ok(c) = Context::new(p.clone()) {
@@ -204,8 +206,13 @@ fn context_for(h: &FrameHeader) -> Result<Context> {
         (q.filters, q.filters_meta) = (d.filters, d.filters_meta);
     }
     Context::new(q).or_else(|_| {
+        let typesize = p.typesize.max(1);
         Context::new(CParams {
-            typesize: p.typesize.max(1),
+            typesize: if typesize <= chunk::MAX_BLOCKSIZE {
+                typesize
+            } else {
+                1
+            },
             nthreads: p.nthreads,
             ..d
         })
@@ -434,7 +441,7 @@ impl SChunk {
             cbytes: h.cbytes,
             typesize: h.typesize,
             chunksize: h.chunksize.max(0),
-            blocksize: h.blocksize,
+            blocksize: h.blocksize.max(0),
             codec: h.codec(),
             clevel: h.clevel(),
             filters: h.filters,

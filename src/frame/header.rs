@@ -223,13 +223,8 @@ impl FrameHeader {
                 self.version()
             );
         }
-        if self.general_flags & 0x30 != 0x10 {
-            bail!(
-                unsupported,
-                "frame header: only 64-bit chunk offsets are supported (general_flags 0x{:02x})",
-                self.general_flags
-            );
-        }
+        // general_flags bits 4-5 name the offsets' width: c-blosc2 writes 64 bits (0x10) and
+        // reads 64 bits whatever they say, and so does this (commits write 0x10 back).
         if self.frame_type != CONTIGUOUS && self.frame_type != SPARSE {
             bail!(
                 unsupported,
@@ -259,13 +254,8 @@ impl FrameHeader {
                 self.chunksize
             );
         }
-        if self.blocksize < 0 {
-            bail!(
-                corrupt,
-                "frame header: blocksize {} is negative",
-                self.blocksize
-            );
-        }
+        // A negative blocksize is read as 0 (automatic), as c-blosc2 reads chunks through it:
+        // each chunk names its own.
         if self.chunksize > 0 {
             let n = (self.nbytes + i64::from(self.chunksize) - 1) / i64::from(self.chunksize);
             if n > MAX_NCHUNKS {

@@ -296,6 +296,70 @@ def test_special_index_entries_of_any_kind_bits_read_as_c_blosc2_reads_them(tmp_
             assert f.chunk(1) == theirs == want, hex(byte)
 
 
+def chunks_read_by_c_blosc2(path):
+    """Every chunk of the frame at `path` as python-blosc2 decompresses it, in a process of its
+    own (a damaged frame may crash it); None where it fails."""
+    import pickle
+    import subprocess
+    import sys
+    code = ("import blosc2, pickle, sys\n"
+            # The array keeps its super-chunk alive (a bare `.schunk` is freed with it).
+            "a = blosc2.open(sys.argv[1]); s = getattr(a, 'schunk', a)\n"
+            "sys.stdout.buffer.write(pickle.dumps([s.decompress_chunk(i)"
+            " for i in range(s.nchunks)]))\n")
+    r = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, timeout=120)
+    return pickle.loads(r.stdout) if r.returncode == 0 else None
+
+
+@pytest.mark.parametrize("field,values", [
+    ("offsets width", [0x00, 0x20, 0x30]),
+    ("blocksize", [-5, -2**31]),
+    ("typesize", [300, 600_000_000, 2**30]),
+])
+def test_header_fields_c_blosc2_reads_through_are_read_here(tmp_path, field, values):
+    # c-blosc2 reads chunks through a frame header whose offsets width (general_flags bits
+    # 4-5), blocksize or typesize is out of range: each chunk names its own. Where it reads a
+    # chunk so mutated, it reads the chunk here too, with the same bytes; where it fails (a
+    # special chunk built from those fields), this fails cleanly or reads the original bytes.
+    # A frame with data chunks only, and an array of index-only zero chunks.
+    plain = tmp_path / "plain.b2frame"
+    s = blosc2.SChunk(chunksize=CHUNK, urlpath=str(plain), mode="w",
+                      cparams={"typesize": 4, "codec": blosc2.Codec.ZSTD})
+    for k in range(3):
+        s.append_data(chunk_data(k))
+    del s
+    zeros = tmp_path / "zeros.b2nd"
+    blosc2.zeros((30, 100), dtype="<f4", urlpath=str(zeros), mode="w", chunks=(10, 50),
+                 blocks=(5, 25))
+    for path in (plain, zeros):
+        original = bytes(path.read_bytes())
+        with b2frame.Frame.open(path) as f:
+            want = [f.chunk(i) for i in range(f.nchunks)]
+        for v in values:
+            frame = bytearray(original)
+            if field == "offsets width":
+                frame[25] = (frame[25] & 0xCF) | v
+            else:
+                frame[{"blocksize": 53, "typesize": 48}[field]:][:4] = v.to_bytes(4, "big",
+                                                                             signed=True)
+            path.write_bytes(bytes(frame))
+            what = (path.name, field, v)
+            theirs = chunks_read_by_c_blosc2(path)
+            try:
+                with b2frame.Frame.open(path) as f:
+                    ours = [f.chunk(i) for i in range(f.nchunks)]
+            except b2frame.Error:
+                ours = None
+            if theirs is not None:
+                assert ours == theirs == want, what
+            else:
+                assert ours in (None, want), what
+            # Read as c-blosc2 reads it where it can: the cases it reads, this reads.
+            if field != "typesize" or path == plain:
+                assert ours == want, what
+        path.write_bytes(original)
+
+
 def test_frames_with_random_parameters_and_operations_read_in_c_blosc2(tmp_path):
     # Random parameters (codec, clevel, typesize up to 1000, filters, blocksize, split mode,
     # dictionaries, threads; fixed or variable chunks, contiguous or sparse) and random
