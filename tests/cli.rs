@@ -38,13 +38,9 @@ fn fails(args: &[&str]) -> (i32, String) {
     (o.status.code().unwrap(), err.trim_end().to_string())
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("b2f-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    let p = d.join(name);
-    let _ = std::fs::remove_dir_all(&p);
-    let _ = std::fs::remove_file(&p);
-    p
+/// A path named `name` in the test's directory `dir`.
+fn tmp(dir: &Path, name: &str) -> PathBuf {
+    dir.join(name)
 }
 
 fn s(p: &Path) -> &str {
@@ -125,6 +121,7 @@ fn info_text_on_the_bundled_example() {
 
 #[test]
 fn verify_reports_a_corrupted_chunk_by_index() {
+    let dir = common::TempDir::new("cli");
     let src = common::vectors_dir().join("schunk/matrix_20_zlib_bitshuffle_ts16_cl9.b2frame");
     let out = String::from_utf8(ok(&["verify", s(&src)])).unwrap();
     assert!(out.contains(": OK (6 chunks"), "{out}");
@@ -140,7 +137,7 @@ fn verify_reports_a_corrupted_chunk_by_index() {
     for b in &mut bytes[at + raw.len() / 2..at + raw.len() / 2 + 16] {
         *b ^= 0x5A;
     }
-    let bad = tmp("corrupt.b2frame");
+    let bad = tmp(&dir, "corrupt.b2frame");
     std::fs::write(&bad, &bytes).unwrap();
     let o = b2f(&["verify", s(&bad)]);
     assert_eq!(o.status.code(), Some(1));
@@ -152,12 +149,13 @@ fn verify_reports_a_corrupted_chunk_by_index() {
 
 #[test]
 fn compress_decompress_cat_round_trip() {
+    let dir = common::TempDir::new("cli");
     let mut rng = common::Rng::new(9);
     // 2.5 MiB of int32 steps with noise: several 1 MiB chunks and a short last one.
     let data: Vec<u8> = (0..(5 << 17) as u32)
         .flat_map(|i| (i / 7 + (rng.next_u64() % 3) as u32).to_le_bytes())
         .collect();
-    let raw = tmp("input.raw");
+    let raw = tmp(&dir, "input.raw");
     std::fs::write(&raw, &data).unwrap();
     for (extra, kind) in [
         (vec![], "cframe"),
@@ -174,7 +172,7 @@ fn compress_decompress_cat_round_trip() {
             "sframe",
         ),
     ] {
-        let frame = tmp(&format!("out-{kind}.b2frame"));
+        let frame = tmp(&dir, &format!("out-{kind}.b2frame"));
         let mut args = vec![
             "compress",
             s(&raw),
@@ -192,7 +190,7 @@ fn compress_decompress_cat_round_trip() {
         let j: Value = serde_json::from_slice(&ok(&["info", "--json", s(&frame)])).unwrap();
         assert_eq!(j["kind"], kind);
         assert_eq!(j["nbytes"], data.len());
-        let back = tmp(&format!("back-{kind}.raw"));
+        let back = tmp(&dir, &format!("back-{kind}.raw"));
         ok(&["decompress", s(&frame), s(&back)]);
         assert!(
             common::read(&back) == data,
@@ -220,9 +218,10 @@ fn compress_decompress_cat_round_trip() {
 
 #[test]
 fn convert_both_ways_read_by_python_blosc2() {
+    let dir = common::TempDir::new("cli");
     let src = common::vectors_dir().join("b2nd/with_meta_vlmeta.b2nd");
-    let sparse = tmp("conv-sparse.b2nd");
-    let back = tmp("conv-back.b2nd");
+    let sparse = tmp(&dir, "conv-sparse.b2nd");
+    let back = tmp(&dir, "conv-back.b2nd");
     ok(&["convert", s(&src), s(&sparse), "--sparse"]);
     ok(&["convert", s(&sparse), s(&back), "--contiguous"]);
     assert!(sparse.is_dir() && back.is_file());
@@ -239,7 +238,13 @@ fn convert_both_ways_read_by_python_blosc2() {
             p.display()
         );
     }
-    let (code, _) = fails(&["convert", s(&src), s(&tmp("x")), "--sparse", "--contiguous"]);
+    let (code, _) = fails(&[
+        "convert",
+        s(&src),
+        s(&tmp(&dir, "x")),
+        "--sparse",
+        "--contiguous",
+    ]);
     assert_eq!(code, 2);
 
     // --force replaces OUT only with a complete copy: over a frame of the other kind it works;
@@ -255,7 +260,7 @@ fn convert_both_ways_read_by_python_blosc2() {
     }
     // A conversion that fails half-way (a chunk file of IN is missing) leaves OUT as it was,
     // and no temporary files.
-    let broken = tmp("conv-broken.b2nd");
+    let broken = tmp(&dir, "conv-broken.b2nd");
     std::fs::create_dir_all(&broken).unwrap();
     for e in std::fs::read_dir(&sparse).unwrap() {
         let e = e.unwrap();
@@ -313,8 +318,9 @@ fn slices_as_bytes_and_text() {
 
 #[test]
 fn meta_and_vlmeta_commands() {
+    let dir = common::TempDir::new("cli");
     let src = common::vectors_dir().join("b2nd/with_meta_vlmeta.b2nd");
-    let f = tmp("vl.b2nd");
+    let f = tmp(&dir, "vl.b2nd");
     std::fs::copy(&src, &f).unwrap();
     let list = String::from_utf8(ok(&["meta", s(&f)])).unwrap();
     assert!(list.starts_with("b2nd ("), "{list}");
@@ -341,7 +347,8 @@ fn meta_and_vlmeta_commands() {
 
 #[test]
 fn errors_are_one_line_with_the_file_and_cause() {
-    let missing = tmp("missing.b2frame");
+    let dir = common::TempDir::new("cli");
+    let missing = tmp(&dir, "missing.b2frame");
     let (code, err) = fails(&["info", s(&missing)]);
     assert_eq!(code, 1);
     assert!(
@@ -349,7 +356,7 @@ fn errors_are_one_line_with_the_file_and_cause() {
         "{err}"
     );
 
-    let not_blosc = tmp("text.b2frame");
+    let not_blosc = tmp(&dir, "text.b2frame");
     std::fs::write(
         &not_blosc,
         "this is not a Blosc2 frame, just some text padding it out",
@@ -424,8 +431,7 @@ fn readme_shows_the_real_output_of_its_main_command() {
 /// units, strings, complex numbers and structured items, of arrays python-blosc2 writes.
 #[test]
 fn slice_text_matches_numpy() {
-    let dir = tmp("numpy-text");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::TempDir::new("cli");
     let script = "import sys, numpy as np, blosc2\n\
         d = sys.stdin.read()\n\
         h = np.arange(65536, dtype=np.uint16).view(np.float16)\n\

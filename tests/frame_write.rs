@@ -125,15 +125,8 @@ fn run_ops(s: &SChunk, reopen: &dyn Fn() -> SChunk) {
     assert_eq!(reopen().vlmeta_get("note", 1000).unwrap(), b"hello again");
 }
 
-pub fn tempdir(tag: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "b2f-test-{tag}-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn tempdir(tag: &str) -> common::TempDir {
+    common::TempDir::new(tag)
 }
 
 #[test]
@@ -363,7 +356,6 @@ fn reads_right_after_opening_a_large_index() {
             );
         }
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Random operations on a sparse frame of tiny chunks, whose file ids must stay within what
@@ -439,7 +431,6 @@ fn sparse_tiny_chunks_random_operations() {
             check(&SChunk::open(&path, false).unwrap(), &model, "reopened");
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A save builds its copy under a temporary name and then takes the place of what was at the
@@ -530,7 +521,6 @@ fn save_replaces_what_is_at_the_path_and_refuses_the_frames_own_storage() {
         assert!(matches!(err, b2frame::Error::Io { .. }), "{err:?}");
     }
     assert_eq!(entries(&dir), before);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Replacing a file whole (compaction, an empty frame's trailer, a sparse index, a save over
