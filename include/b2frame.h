@@ -41,6 +41,12 @@
 #define B2F_FILTER_BYTEDELTA 35
 
 /**
+ * Integer precision truncation (lossy): meta > 0 keeps that many top bits, < 0 (as `int8_t`)
+ * zeroes that many low bits of 1-, 2-, 4- or 8-byte integers.
+ */
+#define B2F_FILTER_INT_TRUNC 36
+
+/**
  * Split modes (c-blosc2's values).
  */
 #define B2F_SPLIT_ALWAYS 1

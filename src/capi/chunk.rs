@@ -21,6 +21,9 @@ pub const B2F_FILTER_BITSHUFFLE: u8 = 2;
 pub const B2F_FILTER_DELTA: u8 = 3;
 pub const B2F_FILTER_TRUNC_PREC: u8 = 4;
 pub const B2F_FILTER_BYTEDELTA: u8 = 35;
+/// Integer precision truncation (lossy): meta > 0 keeps that many top bits, < 0 (as `int8_t`)
+/// zeroes that many low bits of 1-, 2-, 4- or 8-byte integers.
+pub const B2F_FILTER_INT_TRUNC: u8 = 36;
 
 /// Split modes (c-blosc2's values).
 pub const B2F_SPLIT_ALWAYS: u8 = 1;

@@ -146,7 +146,8 @@ impl CParams {
                 | filters::BITSHUFFLE
                 | filters::DELTA
                 | filters::TRUNC_PREC
-                | filters::BYTEDELTA => {}
+                | filters::BYTEDELTA
+                | filters::INT_TRUNC => {}
                 other => bail!(
                     unsupported,
                     "filter id {other} ({}) is not supported by b2frame for compression",
@@ -772,6 +773,7 @@ impl Context {
                 }
                 filters::TRUNC_PREC => filters::trunc_prec::truncate(m as i8, ts, input, output)?,
                 filters::BYTEDELTA => filters::bytedelta::encode(usize::from(m), input, output),
+                filters::INT_TRUNC => filters::int_trunc::truncate(m as i8, ts, input, output)?,
                 other => bail!(
                     unsupported,
                     "filter id {other} is not supported for compression"

@@ -856,9 +856,12 @@ struct RunPlane {
     buf: Vec<u8>,
 }
 
-/// Filters that need no work when decoding.
+/// Filters that need no work when decoding (the truncations are lossy, nothing to undo).
 fn is_noop_backward(id: u8) -> bool {
-    id == filters::NOFILTER || id == filters::TRUNC_PREC
+    matches!(
+        id,
+        filters::NOFILTER | filters::TRUNC_PREC | filters::INT_TRUNC
+    )
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -3,6 +3,7 @@
 pub mod bitshuffle;
 pub mod bytedelta;
 pub mod delta;
+pub mod int_trunc;
 pub mod pipeline;
 pub mod shuffle;
 pub mod simd;
@@ -17,6 +18,8 @@ pub const TRUNC_PREC: u8 = 4;
 /// The first bytedelta id, which c-blosc2 still decodes (same transform as 35).
 pub const BYTEDELTA_BUGGY: u8 = 34;
 pub const BYTEDELTA: u8 = 35;
+/// Integer precision truncation, a filter c-blosc2 registers globally (lossy).
+pub const INT_TRUNC: u8 = 36;
 
 /// Number of filter slots in a Blosc2 pipeline.
 pub const MAX_FILTERS: usize = 6;
@@ -33,7 +36,7 @@ pub fn name(id: u8) -> &'static str {
         33 => "ndmean",
         BYTEDELTA_BUGGY => "bytedelta_buggy",
         BYTEDELTA => "bytedelta",
-        36 => "int_trunc",
+        INT_TRUNC => "int_trunc",
         _ => "unknown",
     }
 }

@@ -242,3 +242,52 @@ def test_arrays_of_python_blosc2_constructors_and_containers(tmp_path):
                 ours.set_slice(start, stop, vals.tobytes())
                 model[sl] = vals
         assert np.array(blosc2.open(str(p))[()]).tobytes() == model.tobytes(), p
+
+
+@pytest.mark.parametrize("dtype", ["<i2", "<u4", "<i8"])
+def test_int_trunc_arrays_both_ways(tmp_path, dtype):
+    # Arrays whose chunks drop low bits of every integer (c-blosc2's INT_TRUNC, filter 36):
+    # python-blosc2's read here as it reads them, ours there, slabs written by each read by
+    # the other; the values are the integers with their 5 low bits zeroed.
+    shape, chunks, blocks = (60, 90), (24, 40), (8, 40)
+    rng = np.random.default_rng(9)
+
+    def sample(shape):
+        # Compressible (a chunk that is not is stored as given, unfiltered, by both).
+        ramp = np.arange(np.prod(shape)).reshape(shape) * 7
+        return (ramp + rng.integers(0, 64, size=shape)).astype(dtype)
+
+    def truncate(v):
+        return v & ~np.array(31, dtype=dtype)
+
+    values = sample(shape)
+    truncated = truncate(values)
+    assert (truncated != values).mean() > 0.9
+    theirs, ours = tmp_path / "theirs.b2nd", tmp_path / "ours.b2nd"
+    # Keep all bits but 5, a positive meta: python-blosc2 cannot open a frame whose meta is
+    # negative (it converts the stored byte to int8 and overflows), its own included.
+    keep = 8 * np.dtype(dtype).itemsize - 5
+    cparams = {"filters": [blosc2.Filter.INT_TRUNC, blosc2.Filter.SHUFFLE],
+               "filters_meta": [keep, 0], "nthreads": 1}
+    blosc2.asarray(values, chunks=chunks, blocks=blocks, urlpath=str(theirs), mode="w",
+                   cparams=cparams)
+    itemsize = np.dtype(dtype).itemsize
+    with b2frame.Array.create(ours, shape, chunks, blocks, dtype, typesize=itemsize,
+                              filters=[b2frame.FILTER_INT_TRUNC, b2frame.FILTER_SHUFFLE],
+                              filters_meta=[keep, 0]) as arr:
+        arr.set_slice((0, 0), shape, values.tobytes())
+    for p in (theirs, ours):
+        assert blosc2.open(str(p))[...].tobytes() == truncated.tobytes(), p
+        with b2frame.Array.open(p) as arr:
+            assert arr.get_slice((0, 0), shape) == truncated.tobytes(), p
+    # A slab each way, on the other's array.
+    more = sample((7, 25))
+    sl = (slice(5, 12), slice(10, 35))
+    blosc2.open(str(ours), mode="a")[sl] = more
+    with b2frame.Array.open(theirs, b2frame.READ | b2frame.WRITE) as arr:
+        arr.set_slice((5, 10), (12, 35), more.tobytes())
+    truncated[sl] = truncate(more)
+    for p in (theirs, ours):
+        assert blosc2.open(str(p))[...].tobytes() == truncated.tobytes(), p
+        with b2frame.Array.open(p) as arr:
+            assert arr.get_slice((0, 0), shape) == truncated.tobytes(), p

@@ -414,7 +414,8 @@ Compresses the raw file IN into a Blosc2 frame OUT (a file, or a directory with 
   --codec NAME     blosclz, lz4, lz4hc, zlib or zstd (default zstd)
   --clevel N       0 to 9 (default 5)
   --filter F       a filter, repeatable, applied in order: shuffle, bitshuffle, delta,
-                   trunc_prec:BITS, bytedelta, none (default: shuffle)
+                   trunc_prec:BITS, int_trunc:BITS, bytedelta, none (default: shuffle);
+                   BITS > 0 keeps that many bits, < 0 drops that many (lossy)
   --chunksize B    bytes per chunk (default 4 MiB, rounded down to whole items)
   --blocksize B    bytes per block (default: automatic, as c-blosc2 chooses)
   --threads N      compression threads (default 1)
@@ -450,6 +451,7 @@ fn filter_id(spec: &str) -> Result<(u8, u8), CliError> {
         "delta" => filters::DELTA,
         "trunc_prec" => filters::TRUNC_PREC,
         "bytedelta" => filters::BYTEDELTA,
+        "int_trunc" => filters::INT_TRUNC,
         _ => {
             return Err(CliError::usage(format!(
                 "--filter: {spec:?} is not a known filter"
@@ -457,17 +459,22 @@ fn filter_id(spec: &str) -> Result<(u8, u8), CliError> {
         }
     };
     let meta = match meta {
-        None if id == filters::TRUNC_PREC => {
-            return Err(CliError::usage(
-                "--filter trunc_prec needs the bits to keep: trunc_prec:BITS",
-            ))
+        None if id == filters::TRUNC_PREC || id == filters::INT_TRUNC => {
+            return Err(CliError::usage(format!(
+                "--filter {name} needs the bits to keep (or, negative, to drop): {name}:BITS"
+            )))
         }
         None => 0,
-        Some(m) => m.parse::<u8>().map_err(|_| {
-            CliError::usage(format!(
-                "--filter: {m:?} is not a filter parameter (0..=255)"
-            ))
-        })?,
+        // Negative values are the truncations' bits to drop, stored as int8.
+        Some(m) => match m.parse::<i16>() {
+            Ok(v @ -128..=-1) => v as i8 as u8,
+            Ok(v @ 0..=255) => v as u8,
+            _ => {
+                return Err(CliError::usage(format!(
+                    "--filter: {m:?} is not a filter parameter (-128..=255)"
+                )))
+            }
+        },
     };
     Ok((id, meta))
 }
