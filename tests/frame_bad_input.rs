@@ -138,6 +138,21 @@ fn fields_of_the_wrong_msgpack_type() {
         x[15] = 0xC0;
         expect_err(open(x).map(|_| ()), format, what);
     }
+    // The array marker damaged into a legacy frame's (11 or 12 elements): the layout from
+    // byte 57 on is the current one, so it reads as current, as c-blosc2 reads it.
+    let chunks = |b: Vec<u8>| -> Result<Vec<Vec<u8>>, Error> {
+        let s = open(b)?;
+        (0..s.nchunks() as i64)
+            .map(|i| s.get_chunk_vec(i))
+            .collect()
+    };
+    let want = chunks(base()).unwrap();
+    for legacy in [0x9B, 0x9C] {
+        let mut x = base();
+        x[0] = legacy;
+        let got = chunks(x).unwrap_or_else(|e| panic!("array marker 0x{legacy:02x}: {e}"));
+        assert!(got == want, "array marker 0x{legacy:02x}: other chunks");
+    }
 }
 
 #[test]
