@@ -12,6 +12,7 @@ use std::ops::{Deref, DerefMut};
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+use crate::chunk::decompress::Decoder;
 use crate::chunk::{self, CParams, ChunkHeader, Context, SpecialValue, SplitMode};
 use crate::error::{Error, Result};
 use crate::frame::header::{self, FrameHeader};
@@ -178,6 +179,18 @@ fn params_from_header(h: &FrameHeader) -> CParams {
         splitmode: SplitMode::try_from(h.splitmode()).unwrap_or(SplitMode::ForwardCompat),
         use_dict: h.use_dict(),
     }
+}
+
+/// The blockshape in the frame's `b2nd` metalayer, which NDCELL and NDMEAN chunks are decoded
+/// with (c-blosc2 reads it there too).
+fn array_blockshape(h: &FrameHeader) -> Result<Vec<i32>> {
+    let Some(m) = h.metalayers.iter().find(|m| m.name == b"b2nd") else {
+        bail!(
+            unsupported,
+            "chunks with the ndcell or ndmean filter need the frame's b2nd metalayer, which it lacks"
+        );
+    };
+    Ok(crate::ndim::meta::parse(&m.content, false)?.blockshape)
 }
 
 /// Whether the last of `n` chunks of a fixed-chunksize frame holding `nbytes` is short (all
@@ -457,6 +470,16 @@ impl SChunk {
         self.read().nchunks()
     }
 
+    /// Decompresses `chunk`, stored in frame `f`, into `dst` on this frame's threads: with the
+    /// frame's typesize, and the array's blockshape where the chunk's filters need it.
+    fn decode_stored(&self, f: &Frame, chunk: &[u8], dst: &mut [u8]) -> Result<usize> {
+        let mut d = Decoder::new(chunk)?.in_frame(f.header.typesize as usize);
+        if d.needs_array_blockshape() {
+            d = d.in_array(array_blockshape(&f.header)?);
+        }
+        d.decode_all(dst, Some(self.ctx.pool()))
+    }
+
     /// The uncompressed size of chunk `i`.
     pub fn chunk_nbytes(&self, i: i64) -> Result<usize> {
         let f = self.read();
@@ -470,10 +493,7 @@ impl SChunk {
         let f = self.read();
         let i = f.check_index(i)?;
         let r = match f.chunk_data(i)? {
-            ChunkData::Stored(b) => {
-                self.ctx
-                    .decompress_in_frame(&b, dst, f.header.typesize as usize)
-            }
+            ChunkData::Stored(b) => self.decode_stored(&f, &b, dst),
             ChunkData::Special(kind, n) => fill_special(kind, f.header.typesize as usize, n, dst),
         };
         r.map_err(|e| e.context(format_args!("chunk {i}")))
@@ -571,10 +591,7 @@ impl SChunk {
             let to = (end.min(chunk_start + n) - chunk_start) as usize;
             scratch.resize(n as usize, 0);
             let got = match f.chunk_data(i)? {
-                ChunkData::Stored(b) => {
-                    self.ctx
-                        .decompress_in_frame(&b, &mut scratch, ts as usize)?
-                }
+                ChunkData::Stored(b) => self.decode_stored(&f, &b, &mut scratch)?,
                 ChunkData::Special(kind, m) => fill_special(kind, ts as usize, m, &mut scratch)?,
             };
             if got != n as usize {

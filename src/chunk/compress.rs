@@ -517,17 +517,6 @@ impl Context {
         super::decompress::decompress_with(&self.pool, chunk, dst)
     }
 
-    /// Decompresses `chunk`, one of a frame whose typesize is `frame_typesize`, into `dst`
-    /// with this context's threads; returns nbytes.
-    pub fn decompress_in_frame(
-        &self,
-        chunk: &[u8],
-        dst: &mut [u8],
-        frame_typesize: usize,
-    ) -> Result<usize> {
-        super::decompress::decompress_in_frame(&self.pool, chunk, dst, frame_typesize)
-    }
-
     fn write_memcpyed(&self, h: &mut ChunkHeader, src: &[u8], dst: &mut [u8]) -> Result<usize> {
         // No dictionary in a stored chunk. c-blosc2 leaves its flag set and then cannot
         // decode its own chunk (it reads the data's first word as the dictionary's size).

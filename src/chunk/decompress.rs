@@ -26,19 +26,6 @@ pub fn decompress_with(pool: &Pool, chunk: &[u8], dst: &mut [u8]) -> Result<usiz
     Decoder::new(chunk)?.decode_all(dst, Some(pool))
 }
 
-/// Decompresses a whole chunk of a frame whose typesize is `frame_typesize` on `pool`'s
-/// threads (see [`Decoder::in_frame`]).
-pub fn decompress_in_frame(
-    pool: &Pool,
-    chunk: &[u8],
-    dst: &mut [u8],
-    frame_typesize: usize,
-) -> Result<usize> {
-    Decoder::new(chunk)?
-        .in_frame(frame_typesize)
-        .decode_all(dst, Some(pool))
-}
-
 /// Decompresses a whole chunk into a new buffer. `max_nbytes` bounds the allocation: a header
 /// claiming more is an error, so an untrusted chunk never sizes an allocation by itself.
 pub fn decompress_to_vec(chunk: &[u8], max_nbytes: usize) -> Result<Vec<u8>> {
@@ -78,8 +65,11 @@ pub struct Decoder<'a> {
     h: ChunkHeader,
     special: SpecialValue,
     typesize: usize,
-    /// The typesize bytedelta with meta 0 works with (see [`Decoder::in_frame`]).
-    bytedelta_typesize: usize,
+    /// The frame's typesize: what bytedelta with meta 0, NDCELL and NDMEAN work with (see
+    /// [`Decoder::in_frame`]).
+    frame_typesize: usize,
+    /// The array's blockshape, for NDCELL and NDMEAN (see [`Decoder::in_array`]).
+    array_blockshape: Option<Vec<i32>>,
     nblocks: usize,
     blocksize: usize,
     leftover: usize,
@@ -145,7 +135,8 @@ impl<'a> Decoder<'a> {
         let mut d = Decoder {
             chunk,
             typesize: usize::from(h.typesize),
-            bytedelta_typesize: usize::from(h.typesize),
+            frame_typesize: usize::from(h.typesize),
+            array_blockshape: None,
             special,
             nblocks: 0,
             blocksize: h.blocksize,
@@ -297,7 +288,19 @@ impl<'a> Decoder<'a> {
     /// headers are checked to hold): c-blosc2 runs bytedelta with meta 0 over the
     /// super-chunk's typesize, which is not the header's above 255 (stored as 1).
     pub fn in_frame(mut self, typesize: usize) -> Self {
-        self.bytedelta_typesize = typesize.max(1);
+        self.frame_typesize = typesize.max(1);
+        self
+    }
+
+    /// Whether undoing the chunk's filters needs the array's blockshape (NDCELL, NDMEAN).
+    pub fn needs_array_blockshape(&self) -> bool {
+        (self.h.filters.iter()).any(|&f| f == filters::NDCELL || f == filters::NDMEAN)
+    }
+
+    /// Reads the chunk as one of an n-dim array with this blockshape (from its `b2nd`
+    /// metalayer), which NDCELL and NDMEAN need.
+    pub fn in_array(mut self, blockshape: Vec<i32>) -> Self {
+        self.array_blockshape = Some(blockshape);
         self
     }
 
@@ -688,7 +691,7 @@ impl<'a> Decoder<'a> {
                 }
                 filters::BYTEDELTA | filters::BYTEDELTA_BUGGY => {
                     let ts = if meta == 0 {
-                        self.bytedelta_typesize
+                        self.frame_typesize
                     } else {
                         usize::from(meta)
                     };
@@ -697,6 +700,18 @@ impl<'a> Decoder<'a> {
                     } else {
                         filters::bytedelta::decode_buggy(ts, src, dst);
                     }
+                }
+                filters::NDCELL | filters::NDMEAN => {
+                    let Some(blockshape) = &self.array_blockshape else {
+                        bail!(
+                            unsupported,
+                            "filter {} needs the array's blockshape: read the chunk in its frame (a b2nd array)",
+                            filters::name(id)
+                        );
+                    };
+                    let ndmean = id == filters::NDMEAN;
+                    let ts = self.frame_typesize;
+                    filters::ndcell::decode(ndmean, meta, blockshape, ts, src, dst)?
                 }
                 other => bail!(
                     unsupported,

@@ -4,6 +4,7 @@ pub mod bitshuffle;
 pub mod bytedelta;
 pub mod delta;
 pub mod int_trunc;
+pub mod ndcell;
 pub mod pipeline;
 pub mod shuffle;
 pub mod simd;
@@ -15,6 +16,9 @@ pub const SHUFFLE: u8 = 1;
 pub const BITSHUFFLE: u8 = 2;
 pub const DELTA: u8 = 3;
 pub const TRUNC_PREC: u8 = 4;
+/// c-blosc2's global filters for n-dim arrays (decoded only; they need the array's blocks).
+pub const NDCELL: u8 = 32;
+pub const NDMEAN: u8 = 33;
 /// The first bytedelta id, which c-blosc2 still decodes (same transform as 35).
 pub const BYTEDELTA_BUGGY: u8 = 34;
 pub const BYTEDELTA: u8 = 35;
@@ -32,8 +36,8 @@ pub fn name(id: u8) -> &'static str {
         BITSHUFFLE => "bitshuffle",
         DELTA => "delta",
         TRUNC_PREC => "trunc_prec",
-        32 => "ndcell",
-        33 => "ndmean",
+        NDCELL => "ndcell",
+        NDMEAN => "ndmean",
         BYTEDELTA_BUGGY => "bytedelta_buggy",
         BYTEDELTA => "bytedelta",
         INT_TRUNC => "int_trunc",

@@ -291,3 +291,62 @@ def test_int_trunc_arrays_both_ways(tmp_path, dtype):
         assert blosc2.open(str(p))[...].tobytes() == truncated.tobytes(), p
         with b2frame.Array.open(p) as arr:
             assert arr.get_slice((0, 0), shape) == truncated.tobytes(), p
+
+
+@pytest.mark.parametrize("filt", ["NDCELL", "NDMEAN"])
+def test_ndcell_and_ndmean_arrays_read_here(tmp_path, filt):
+    # c-blosc2's filters for n-dim arrays store each block cell by cell (NDMEAN: each cell's
+    # mean, lossy); undoing them needs the array's blockshape, from the b2nd metalayer. Arrays
+    # python-blosc2 writes with them read here as there: every chunk, and slabs.
+    rng = np.random.default_rng(3)
+    cases = [
+        ((64, 64), (32, 32), (16, 16), 4, "<f8"),
+        ((50, 45), (20, 30), (10, 15), 4, "<f4"),   # cells that do not divide the blocks
+        ((12, 10, 9), (6, 10, 9), (3, 5, 9), 2, "<f8"),
+        ((40,), (20,), (10,), 3, "<f4"),
+        ((30, 40), (10, 20), (10, 20), 8, "<f8"),  # cells larger than a block side
+        # Cells cut to the block in the first dimension only: c-blosc2's NDMEAN steps cell
+        # origins by that first side, its cells then miss the block's end, and it refuses
+        # the chunks it wrote. So does this (NDCELL does not cut cells).
+        ((8, 32), (4, 32), (2, 16), 4, "<f8"),
+    ]
+    if filt == "NDCELL":
+        cases += [((33, 20), (11, 20), (11, 10), 3, "<i2"), ((16, 16), (8, 8), (8, 8), 2, "|u1")]
+    averaged = 0
+    for k, (shape, chunks, blocks, cell, dtype) in enumerate(cases):
+        x = (np.cumsum(rng.normal(size=shape)).reshape(shape) * 10).astype(dtype)
+        path = tmp_path / f"{filt}{k}.b2nd"
+        a = blosc2.asarray(x, chunks=chunks, blocks=blocks, urlpath=str(path), mode="w",
+                           cparams={"filters": [getattr(blosc2.Filter, filt)],
+                                    "filters_meta": [cell], "nthreads": 1})
+        what = (filt, shape, blocks, cell, dtype)
+        if filt == "NDMEAN" and blocks[0] < cell <= min(blocks[1:]):
+            with pytest.raises(RuntimeError):
+                a[...]
+            with b2frame.Array.open(path) as arr, pytest.raises(b2frame.Error, match="tile"):
+                arr.get_slice((0,) * len(shape), shape)
+            continue
+        theirs = a[...]
+        if filt == "NDCELL":
+            assert theirs.tobytes() == x.tobytes()
+        # Means, lossy (unless the chunks were stored as given: then no filter ran).
+        averaged += theirs.tobytes() != x.tobytes()
+        with b2frame.Array.open(path) as arr:
+            assert arr.get_slice((0,) * len(shape), shape) == theirs.tobytes(), what
+            lo = tuple(s // 3 for s in shape)
+            hi = tuple(max(l + 1, 2 * s // 3) for l, s in zip(lo, shape))
+            sl = tuple(slice(a, b) for a, b in zip(lo, hi))
+            assert arr.get_slice(lo, hi) == np.ascontiguousarray(theirs[sl]).tobytes(), what
+        with b2frame.Frame.open(path) as f:
+            for i in range(f.nchunks):
+                assert f.chunk(i) == a.schunk.decompress_chunk(i), (what, i)
+    assert averaged >= (4 if filt == "NDMEAN" else 0)
+    # A slab written here into such an array: its chunks take c-blosc2's default pipeline
+    # (b2frame writes neither filter), python-blosc2 reads them and the untouched chunks.
+    path = tmp_path / f"{filt}0.b2nd"
+    before = blosc2.open(str(path))[...]
+    slab = np.full((5, 40), 7.5)
+    with b2frame.Array.open(path, b2frame.READ | b2frame.WRITE) as arr:
+        arr.set_slice((30, 10), (35, 50), slab.tobytes())
+    before[30:35, 10:50] = slab
+    assert np.array_equal(blosc2.open(str(path))[...], before)
