@@ -47,6 +47,16 @@
 #define B2F_FILTER_INT_TRUNC 36
 
 /**
+ * Cell reordering of an n-dim array's blocks (meta: cell side); arrays only.
+ */
+#define B2F_FILTER_NDCELL 32
+
+/**
+ * Cell means of an n-dim float array's blocks (lossy; meta: cell side); arrays only.
+ */
+#define B2F_FILTER_NDMEAN 33
+
+/**
  * Split modes (c-blosc2's values).
  */
 #define B2F_SPLIT_ALWAYS 1

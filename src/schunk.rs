@@ -207,7 +207,11 @@ fn short_last(chunksize: i64, nbytes: i64, n: usize) -> bool {
 /// names its own) leaves new chunks c-blosc2's default blocksize, and typesize 1.
 fn context_for(h: &FrameHeader) -> Result<Context> {
     let p = params_from_header(h);
-    if let Ok(c) = Context::new(p.clone()) {
+    if let Ok(mut c) = Context::new(p.clone()) {
+        // Arrays whose chunks NDCELL or NDMEAN encode keep them for new chunks.
+        if let Ok(bs) = array_blockshape(h) {
+            c.set_array_blockshape(bs);
+        }
         return Ok(c);
     }
     let d = CParams::default();
@@ -438,6 +442,13 @@ impl SChunk {
             frame: self.frame.write().unwrap_or_else(|e| e.into_inner()),
             _turn: turn._turn,
         })
+    }
+
+    /// Compresses new chunks as an n-dim array's with this blockshape (see
+    /// [`Context::set_array_blockshape`]): for arrays created here, whose metalayer is added
+    /// after the context is made.
+    pub(crate) fn set_array_blockshape(&mut self, blockshape: Vec<i32>) {
+        self.ctx.set_array_blockshape(blockshape);
     }
 
     /// The compression context (parameters and threads) used for appends and reads.

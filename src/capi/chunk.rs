@@ -24,6 +24,10 @@ pub const B2F_FILTER_BYTEDELTA: u8 = 35;
 /// Integer precision truncation (lossy): meta > 0 keeps that many top bits, < 0 (as `int8_t`)
 /// zeroes that many low bits of 1-, 2-, 4- or 8-byte integers.
 pub const B2F_FILTER_INT_TRUNC: u8 = 36;
+/// Cell reordering of an n-dim array's blocks (meta: cell side); arrays only.
+pub const B2F_FILTER_NDCELL: u8 = 32;
+/// Cell means of an n-dim float array's blocks (lossy; meta: cell side); arrays only.
+pub const B2F_FILTER_NDMEAN: u8 = 33;
 
 /// Split modes (c-blosc2's values).
 pub const B2F_SPLIT_ALWAYS: u8 = 1;

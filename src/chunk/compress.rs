@@ -147,7 +147,9 @@ impl CParams {
                 | filters::DELTA
                 | filters::TRUNC_PREC
                 | filters::BYTEDELTA
-                | filters::INT_TRUNC => {}
+                | filters::INT_TRUNC
+                | filters::NDCELL
+                | filters::NDMEAN => {}
                 other => bail!(
                     unsupported,
                     "filter id {other} ({}) is not supported by b2frame for compression",
@@ -176,6 +178,9 @@ impl CParams {
 pub struct Context {
     params: CParams,
     pool: Pool,
+    /// The n-dim array's blockshape, for NDCELL and NDMEAN (see
+    /// [`Context::set_array_blockshape`]).
+    array_blockshape: Option<Vec<i32>>,
 }
 
 /// The layout decisions for one chunk.
@@ -334,7 +339,17 @@ impl Context {
     pub fn new(params: CParams) -> Result<Context> {
         params.validate()?;
         let pool = Pool::new(params.nthreads)?;
-        Ok(Context { params, pool })
+        Ok(Context {
+            params,
+            pool,
+            array_blockshape: None,
+        })
+    }
+
+    /// Compresses chunks of an n-dim array with this blockshape (its `b2nd` metalayer's),
+    /// which NDCELL and NDMEAN need, as in c-blosc2.
+    pub fn set_array_blockshape(&mut self, blockshape: Vec<i32>) {
+        self.array_blockshape = Some(blockshape);
     }
 
     pub fn params(&self) -> &CParams {
@@ -763,6 +778,15 @@ impl Context {
                 filters::TRUNC_PREC => filters::trunc_prec::truncate(m as i8, ts, input, output)?,
                 filters::BYTEDELTA => filters::bytedelta::encode(usize::from(m), input, output),
                 filters::INT_TRUNC => filters::int_trunc::truncate(m as i8, ts, input, output)?,
+                filters::NDCELL | filters::NDMEAN => filters::ndcell::run(
+                    filters::ndcell::Direction::Encode,
+                    id,
+                    m,
+                    self.array_blockshape.as_deref(),
+                    p.typesize,
+                    input,
+                    output,
+                )?,
                 other => bail!(
                     unsupported,
                     "filter id {other} is not supported for compression"

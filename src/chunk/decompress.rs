@@ -701,18 +701,15 @@ impl<'a> Decoder<'a> {
                         filters::bytedelta::decode_buggy(ts, src, dst);
                     }
                 }
-                filters::NDCELL | filters::NDMEAN => {
-                    let Some(blockshape) = &self.array_blockshape else {
-                        bail!(
-                            unsupported,
-                            "filter {} needs the array's blockshape: read the chunk in its frame (a b2nd array)",
-                            filters::name(id)
-                        );
-                    };
-                    let ndmean = id == filters::NDMEAN;
-                    let ts = self.frame_typesize;
-                    filters::ndcell::decode(ndmean, meta, blockshape, ts, src, dst)?
-                }
+                filters::NDCELL | filters::NDMEAN => filters::ndcell::run(
+                    filters::ndcell::Direction::Decode,
+                    id,
+                    meta,
+                    self.array_blockshape.as_deref(),
+                    self.frame_typesize,
+                    src,
+                    dst,
+                )?,
                 other => bail!(
                     unsupported,
                     "filter id {other} ({}) is not supported by b2frame",

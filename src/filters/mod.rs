@@ -16,7 +16,7 @@ pub const SHUFFLE: u8 = 1;
 pub const BITSHUFFLE: u8 = 2;
 pub const DELTA: u8 = 3;
 pub const TRUNC_PREC: u8 = 4;
-/// c-blosc2's global filters for n-dim arrays (decoded only; they need the array's blocks).
+/// c-blosc2's global filters for n-dim arrays (they need the array's blockshape).
 pub const NDCELL: u8 = 32;
 pub const NDMEAN: u8 = 33;
 /// The first bytedelta id, which c-blosc2 still decodes (same transform as 35).

@@ -1,114 +1,239 @@
-//! NDCELL (32) and NDMEAN (33), c-blosc2's global filters for n-dim arrays, decoding only.
-//! Both store a block cell by cell (cells of `meta` items per dimension, C order over the
-//! cells and within each); NDMEAN stores each cell's mean in all its items (lossy). Undoing
-//! either puts the items back in the block's C order, which needs the array's blockshape
-//! (the `b2nd` metalayer) and the frame's typesize, as in c-blosc2. Decoding follows
+//! NDCELL (32) and NDMEAN (33), c-blosc2's global filters for n-dim arrays. Both store a
+//! block cell by cell (cells of `meta` items per dimension, C order over the cells and within
+//! each); NDMEAN stores each cell's mean in all its items (lossy). Either direction needs the
+//! array's blockshape (the `b2nd` metalayer) and the typesize, as in c-blosc2. Both follow
 //! c-blosc2's plugins: NDMEAN clamps the cell to the block in each dimension but steps cell
 //! origins by its first dimension's cell (a quirk that only matters when that dimension was
-//! clamped and another was not, and that decoding must mirror).
+//! clamped and another was not: c-blosc2 then cannot read back what it wrote, and b2frame
+//! refuses both ways).
 
 use crate::error::Result;
 
 /// c-blosc2's limit for both filters.
 pub const MAX_DIM: usize = 8;
 
-/// Puts the cell-ordered items of `src` (one whole block) back in C order into `dst`.
-pub fn decode(
-    ndmean: bool,
+/// A step of the walk over a block's cells.
+enum Step {
+    /// A row of a cell: its first item in the block (C order) and its length in items.
+    Row(usize, usize),
+    CellDone,
+}
+
+/// Where a block's cells lie: cells of `cs` items per dimension over a block of `bs`.
+struct Cells {
+    name: &'static str,
+    bs: Vec<i64>,
+    cs: Vec<i64>,
+    grid: Vec<i64>,
+    stride: Vec<i64>,
+    origin_step: i64,
+    items: i64,
+}
+
+impl Cells {
+    /// Checks the geometry against a block of `len` bytes, as c-blosc2's plugins do.
+    fn new(
+        ndmean: bool,
+        meta: u8,
+        blockshape: &[i32],
+        typesize: usize,
+        len: usize,
+    ) -> Result<Cells> {
+        let name = if ndmean { "ndmean" } else { "ndcell" };
+        let nd = blockshape.len();
+        if nd == 0 || nd > MAX_DIM {
+            bail!(
+                unsupported,
+                "{name}: arrays of {nd} dimensions (1 to {MAX_DIM})"
+            );
+        }
+        let cell = if ndmean {
+            i64::from(meta as i8)
+        } else {
+            i64::from(meta)
+        };
+        if cell <= 0 {
+            bail!(corrupt, "{name}: cell shape {meta} (meta) is not positive");
+        }
+        let bs: Vec<i64> = blockshape.iter().map(|&b| i64::from(b)).collect();
+        // From the file's metalayer: every product checked before it is trusted.
+        let items = (bs.iter())
+            .try_fold(1i64, |p, &b| if b > 0 { p.checked_mul(b) } else { None })
+            .unwrap_or(-1);
+        if items.checked_mul(typesize as i64) != Some(len as i64) || typesize == 0 {
+            bail!(
+                corrupt,
+                "{name}: a block of {len} bytes is not one of blockshape {blockshape:?} x {typesize} bytes"
+            );
+        }
+        let cs: Vec<i64> = bs
+            .iter()
+            .map(|&b| if ndmean { cell.min(b) } else { cell })
+            .collect();
+        let cell_items = cs.iter().try_fold(1i64, |p, &c| p.checked_mul(c));
+        if cell_items.is_none_or(|n| n > items) {
+            bail!(
+                corrupt,
+                "{name}: cells of {cell} items per dimension exceed the block"
+            );
+        }
+        let grid = (0..nd).map(|i| (bs[i] + cs[i] - 1) / cs[i]).collect();
+        // Item strides of the block, C order.
+        let mut stride = vec![1i64; nd];
+        for i in (0..nd - 1).rev() {
+            stride[i] = stride[i + 1] * bs[i + 1];
+        }
+        let origin_step = if ndmean { cs[0] } else { cell };
+        Ok(Cells {
+            name,
+            bs,
+            cs,
+            grid,
+            stride,
+            origin_step,
+            items,
+        })
+    }
+
+    /// Calls `step` with each row of each cell (first item, items), in the cells' order, and
+    /// after each cell; then checks, as c-blosc2's decoder does, that the last row ends the
+    /// block.
+    fn walk(&self, mut step: impl FnMut(Step)) -> Result<()> {
+        let nd = self.bs.len();
+        let (bs, cs, grid, stride) = (&self.bs, &self.cs, &self.grid, &self.stride);
+        let ncells: i64 = grid.iter().product();
+        let mut last_row = 0i64;
+        // Odometers (C order) over the cells and over a cell's rows, without allocating.
+        let mut ii = [0i64; MAX_DIM];
+        let mut kk = [0i64; MAX_DIM];
+        let mut pad = [0i64; MAX_DIM];
+        for _ in 0..ncells {
+            let origin: i64 = (0..nd).map(|i| ii[i] * self.origin_step * stride[i]).sum();
+            for i in 0..nd {
+                let rem = bs[i] % cs[i];
+                pad[i] = if rem != 0 && ii[i] == grid[i] - 1 {
+                    rem
+                } else {
+                    cs[i]
+                };
+            }
+            let rows: i64 = pad[..nd - 1].iter().product();
+            kk[..nd].fill(0);
+            for _ in 0..rows {
+                let r = origin + (0..nd - 1).map(|i| kk[i] * stride[i]).sum::<i64>();
+                if r + pad[nd - 1] > self.items {
+                    bail!(corrupt, "{}: cells run past the block", self.name);
+                }
+                step(Step::Row(r as usize, pad[nd - 1] as usize));
+                last_row = r;
+                advance(&mut kk[..nd - 1], &pad[..nd - 1]);
+            }
+            step(Step::CellDone);
+            advance(&mut ii[..nd], grid);
+        }
+        if last_row + pad[nd - 1] != self.items {
+            bail!(
+                corrupt,
+                "{}: cells do not tile the block {:?}",
+                self.name,
+                self.bs
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Which way a filter runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Encode,
+    Decode,
+}
+
+/// Runs filter `id` (NDCELL or NDMEAN) over one whole block, `src` into `dst`, for an array
+/// of `blockshape` (`None` outside an array: an error, as in c-blosc2).
+pub fn run(
+    direction: Direction,
+    id: u8,
     meta: u8,
-    blockshape: &[i32],
+    blockshape: Option<&[i32]>,
     typesize: usize,
     src: &[u8],
     dst: &mut [u8],
 ) -> Result<()> {
-    let name = if ndmean { "ndmean" } else { "ndcell" };
-    let nd = blockshape.len();
-    if nd == 0 || nd > MAX_DIM {
+    let ndmean = id == super::NDMEAN;
+    let Some(blockshape) = blockshape else {
         bail!(
             unsupported,
-            "{name}: arrays of {nd} dimensions (1 to {MAX_DIM})"
+            "filter {} works on the blocks of an n-dim array: it needs the array's frame (its b2nd metalayer)",
+            super::name(id)
         );
-    }
-    let cell = if ndmean {
-        i64::from(meta as i8)
-    } else {
-        i64::from(meta)
     };
-    if cell <= 0 {
-        bail!(corrupt, "{name}: cell shape {meta} (meta) is not positive");
+    let cells = Cells::new(ndmean, meta, blockshape, typesize, src.len())?;
+    match direction {
+        Direction::Encode => encode(&cells, ndmean, typesize, src, dst),
+        Direction::Decode => decode(&cells, typesize, src, dst),
     }
-    let bs: Vec<i64> = blockshape.iter().map(|&b| i64::from(b)).collect();
-    // From the file's metalayer: every product checked before it is trusted.
-    let items = (bs.iter())
-        .try_fold(1i64, |p, &b| if b > 0 { p.checked_mul(b) } else { None })
-        .unwrap_or(-1);
-    if items.checked_mul(typesize as i64) != Some(src.len() as i64) || typesize == 0 {
+}
+
+/// Puts the cell-ordered items of `src` (one whole block) back in C order into `dst`.
+fn decode(cells: &Cells, typesize: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
+    let mut at = 0;
+    cells.walk(|step| {
+        if let Step::Row(row, n) = step {
+            let (to, len) = (row * typesize, n * typesize);
+            dst[to..to + len].copy_from_slice(&src[at..at + len]);
+            at += len;
+        }
+    })
+}
+
+/// Writes the block `src` (C order) cell by cell into `dst`, as c-blosc2's plugins encode:
+/// NDCELL moves the items; NDMEAN writes each cell's mean (float32 or float64, summed in
+/// order, as c-blosc2 sums) in all its items. Cells that would not read back are refused.
+fn encode(cells: &Cells, ndmean: bool, typesize: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
+    if ndmean && typesize != 4 && typesize != 8 {
         bail!(
-            corrupt,
-            "{name}: a block of {} bytes is not one of blockshape {blockshape:?} x {typesize} bytes",
-            src.len()
+            invalid,
+            "ndmean: typesize {typesize} is not a float size (4 or 8)"
         );
     }
-    let cs: Vec<i64> = bs
-        .iter()
-        .map(|&b| if ndmean { cell.min(b) } else { cell })
-        .collect();
-    let cell_items = cs.iter().try_fold(1i64, |p, &c| p.checked_mul(c));
-    if cell_items.is_none_or(|n| n > items) {
-        bail!(
-            corrupt,
-            "{name}: cells of {cell} items per dimension exceed the block"
-        );
-    }
-    let grid: Vec<i64> = (0..nd).map(|i| (bs[i] + cs[i] - 1) / cs[i]).collect();
-    // Item strides of the block, C order.
-    let mut stride = vec![1i64; nd];
-    for i in (0..nd - 1).rev() {
-        stride[i] = stride[i + 1] * bs[i + 1];
-    }
-    let origin_step = if ndmean { cs[0] } else { cell };
-    let ncells: i64 = grid.iter().product();
-    let mut at = 0usize;
-    let mut last_row = 0i64;
-    // Odometers (C order) over the cells and over a cell's rows, without allocating.
-    let mut ii = [0i64; MAX_DIM];
-    let mut kk = [0i64; MAX_DIM];
-    let mut pad = [0i64; MAX_DIM];
-    for _ in 0..ncells {
-        let origin: i64 = (0..nd).map(|i| ii[i] * origin_step * stride[i]).sum();
-        for i in 0..nd {
-            let rem = bs[i] % cs[i];
-            pad[i] = if rem != 0 && ii[i] == grid[i] - 1 {
-                rem
+    let mut at = 0;
+    let (mut sum32, mut sum64, mut count) = (0f32, 0f64, 0usize);
+    cells.walk(|step| match step {
+        Step::Row(row, n) => {
+            let (from, len) = (row * typesize, n * typesize);
+            let items = &src[from..from + len];
+            if !ndmean {
+                dst[at..at + len].copy_from_slice(items);
+                at += len;
+            } else if typesize == 4 {
+                for v in items.chunks_exact(4) {
+                    sum32 += f32::from_le_bytes([v[0], v[1], v[2], v[3]]);
+                }
             } else {
-                cs[i]
-            };
+                for v in items.chunks_exact(8) {
+                    sum64 += f64::from_le_bytes(v.try_into().unwrap_or([0; 8]));
+                }
+            }
+            count += n;
         }
-        let run = pad[nd - 1] as usize * typesize;
-        let rows: i64 = pad[..nd - 1].iter().product();
-        kk[..nd].fill(0);
-        for _ in 0..rows {
-            let row = origin + (0..nd - 1).map(|i| kk[i] * stride[i]).sum::<i64>();
-            let to = row as usize * typesize;
-            let (Some(from), Some(into)) = (src.get(at..at + run), dst.get_mut(to..to + run))
-            else {
-                bail!(corrupt, "{name}: cells run past the block");
-            };
-            into.copy_from_slice(from);
-            at += run;
-            last_row = row;
-            advance(&mut kk[..nd - 1], &pad[..nd - 1]);
+        Step::CellDone => {
+            if ndmean {
+                let len = count * typesize;
+                let mean = if typesize == 4 {
+                    (sum32 / count as f32).to_le_bytes().to_vec()
+                } else {
+                    (sum64 / count as f64).to_le_bytes().to_vec()
+                };
+                for item in dst[at..at + len].chunks_exact_mut(typesize) {
+                    item.copy_from_slice(&mean);
+                }
+                at += len;
+            }
+            (sum32, sum64, count) = (0.0, 0.0, 0);
         }
-        advance(&mut ii[..nd], &grid);
-    }
-    // c-blosc2's own check: the last row copied ends the block.
-    if last_row + pad[nd - 1] != items {
-        bail!(
-            corrupt,
-            "{name}: cells do not tile the block {blockshape:?}"
-        );
-    }
-    Ok(())
+    })
 }
 
 /// Steps C-order coordinates `at` in a grid of `shape` to the next point (wrapping to zero).
@@ -125,6 +250,23 @@ fn advance(at: &mut [i64], shape: &[i64]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn apply(
+        direction: Direction,
+        ndmean: bool,
+        meta: u8,
+        bs: &[i32],
+        ts: usize,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<()> {
+        let id = if ndmean {
+            crate::filters::NDMEAN
+        } else {
+            crate::filters::NDCELL
+        };
+        run(direction, id, meta, Some(bs), ts, src, dst)
+    }
 
     /// The C-order coordinates of `index` in a grid of `shape`.
     fn unravel(mut index: i64, shape: &[i64]) -> Vec<i64> {
@@ -172,7 +314,15 @@ mod tests {
             let cells = cells_of(&block, &shape, cell);
             let bs: Vec<i32> = shape.iter().map(|&b| b as i32).collect();
             let mut out = vec![0u8; block.len()];
-            let r = decode(false, cell as u8, &bs, 1, &cells, &mut out);
+            let r = apply(
+                Direction::Decode,
+                false,
+                cell as u8,
+                &bs,
+                1,
+                &cells,
+                &mut out,
+            );
             if cell.pow(shape.len() as u32) > n {
                 assert!(r.is_err(), "{shape:?} {cell}");
                 continue;
@@ -183,16 +333,77 @@ mod tests {
     }
 
     #[test]
+    fn encodes_what_it_decodes() {
+        let bs = [5i32, 7];
+        let block: Vec<u8> = (0..35u8).collect();
+        let mut cells = vec![0u8; 35];
+        apply(Direction::Encode, false, 3, &bs, 1, &block, &mut cells).unwrap();
+        assert_eq!(cells, cells_of(&block, &[5, 7], 3));
+        let mut back = vec![0u8; 35];
+        apply(Direction::Decode, false, 3, &bs, 1, &cells, &mut back).unwrap();
+        assert_eq!(back, block);
+        // NDMEAN: a 2x4 block of float32 in 2x2 cells holds each cell's mean.
+        let v: Vec<u8> = [1f32, 2., 10., 20., 3., 4., 30., 40.]
+            .iter()
+            .flat_map(|f| f.to_le_bytes())
+            .collect();
+        let mut means = vec![0u8; v.len()];
+        apply(Direction::Encode, true, 2, &[2, 4], 4, &v, &mut means).unwrap();
+        let got: Vec<f32> = means
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        assert_eq!(got, [2.5, 2.5, 2.5, 2.5, 25., 25., 25., 25.]);
+        assert!(apply(
+            Direction::Encode,
+            true,
+            2,
+            &[2, 4],
+            2,
+            &v[..16],
+            &mut means[..16]
+        )
+        .is_err());
+    }
+
+    #[test]
     fn refuses_bad_geometry() {
         let mut out = [0u8; 16];
-        assert!(decode(false, 0, &[4, 4], 1, &[0; 16], &mut out).is_err());
-        assert!(decode(true, 200, &[4, 4], 1, &[0; 16], &mut out).is_err());
-        assert!(decode(false, 2, &[4, 4], 2, &[0; 16], &mut out).is_err());
-        assert!(decode(false, 2, &[], 1, &[0; 16], &mut out).is_err());
-        assert!(decode(false, 2, &[1; 9], 1, &[0; 1], &mut out[..1]).is_err());
+        assert!(apply(Direction::Decode, false, 0, &[4, 4], 1, &[0; 16], &mut out).is_err());
+        assert!(apply(Direction::Decode, true, 200, &[4, 4], 1, &[0; 16], &mut out).is_err());
+        assert!(apply(Direction::Decode, false, 2, &[4, 4], 2, &[0; 16], &mut out).is_err());
+        assert!(apply(Direction::Decode, false, 2, &[], 1, &[0; 16], &mut out).is_err());
+        assert!(apply(
+            Direction::Decode,
+            false,
+            2,
+            &[1; 9],
+            1,
+            &[0; 1],
+            &mut out[..1]
+        )
+        .is_err());
         // Products of the blockshape that overflow, or wrap onto the block's size.
-        assert!(decode(false, 1, &[i32::MAX; 8], 1, &[0; 16], &mut out).is_err());
-        assert!(decode(false, 1, &[65536, 65536, 16], 1, &[0; 16], &mut out).is_err());
-        assert!(decode(false, 1, &[4, -4], 1, &[0; 16], &mut out).is_err());
+        assert!(apply(
+            Direction::Decode,
+            false,
+            1,
+            &[i32::MAX; 8],
+            1,
+            &[0; 16],
+            &mut out
+        )
+        .is_err());
+        assert!(apply(
+            Direction::Decode,
+            false,
+            1,
+            &[65536, 65536, 16],
+            1,
+            &[0; 16],
+            &mut out
+        )
+        .is_err());
+        assert!(apply(Direction::Decode, false, 1, &[4, -4], 1, &[0; 16], &mut out).is_err());
     }
 }

@@ -12,7 +12,7 @@
 //! Two delta filters fail on more threads too: c-blosc2's workers wait for block 0's first
 //! delta only, and decode the other blocks against a half-undone block 0.
 
-use super::{DELTA, MAX_FILTERS, NOFILTER, SHUFFLE, TRUNC_PREC};
+use super::{DELTA, MAX_FILTERS, NDCELL, NDMEAN, NOFILTER, SHUFFLE, TRUNC_PREC};
 
 /// Why c-blosc2 would decode chunks with this pipeline wrongly, or `None` when it decodes
 /// them right.
@@ -69,8 +69,9 @@ fn c_blosc2_undoes(filters: &[u8; MAX_FILTERS]) -> bool {
                 return false;
             }
         } else {
-            // Unshuffle cannot work in place; bitunshuffle and bytedelta can.
-            if block != src || (src == dest && f == SHUFFLE) {
+            // Unshuffle and the cell filters cannot work in place; the others can.
+            let in_place_breaks = matches!(f, SHUFFLE | NDCELL | NDMEAN);
+            if block != src || (src == dest && in_place_breaks) {
                 return false;
             }
             block = dest;

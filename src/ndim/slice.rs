@@ -664,7 +664,7 @@ pub fn create(path: Option<&Path>, opts: &CreateOptions, meta: &NdMeta) -> Resul
     o.chunksize =
         i32::try_from(g.chunk_nbytes()).map_err(|_| Error::invalid("array: chunks too large"))?;
     // Built whole before it takes the path: an array is never seen without its chunks.
-    SChunk::create_with(path, &o, |s| {
+    let mut s = SChunk::create_with(path, &o, |s| {
         s.meta_add("b2nd", &meta::encode(meta))?;
         if g.nchunks > 0 && g.chunk_nitems > 0 {
             let items = g
@@ -674,7 +674,9 @@ pub fn create(path: Option<&Path>, opts: &CreateOptions, meta: &NdMeta) -> Resul
             s.fill_special(items, SpecialValue::Zero)?;
         }
         Ok(())
-    })
+    })?;
+    s.set_array_blockshape(meta.blockshape.clone());
+    Ok(s)
 }
 
 #[cfg(test)]

@@ -341,12 +341,58 @@ def test_ndcell_and_ndmean_arrays_read_here(tmp_path, filt):
             for i in range(f.nchunks):
                 assert f.chunk(i) == a.schunk.decompress_chunk(i), (what, i)
     assert averaged >= (4 if filt == "NDMEAN" else 0)
-    # A slab written here into such an array: its chunks take c-blosc2's default pipeline
-    # (b2frame writes neither filter), python-blosc2 reads them and the untouched chunks.
+    # A slab written here into such an array: its chunks keep the filter; python-blosc2 reads
+    # what b2frame reads (NDCELL: the slab exactly; NDMEAN: means again, over the new items).
     path = tmp_path / f"{filt}0.b2nd"
     before = blosc2.open(str(path))[...]
     slab = np.full((5, 40), 7.5)
     with b2frame.Array.open(path, b2frame.READ | b2frame.WRITE) as arr:
         arr.set_slice((30, 10), (35, 50), slab.tobytes())
+        ours = arr.get_slice((0, 0), (64, 64))
+    after = blosc2.open(str(path))
+    assert after[...].tobytes() == ours
+    assert after.schunk.cparams.filters[0] == getattr(blosc2.Filter, filt)
     before[30:35, 10:50] = slab
-    assert np.array_equal(blosc2.open(str(path))[...], before)
+    if filt == "NDCELL":
+        assert ours == before.tobytes()
+    else:
+        assert ours != before.tobytes()
+
+
+@pytest.mark.parametrize("filt", ["NDCELL", "NDMEAN"])
+def test_ndcell_and_ndmean_chunks_written_here_are_c_blosc2s(tmp_path, filt):
+    # Arrays written here with NDCELL or NDMEAN: every chunk byte for byte the one
+    # python-blosc2 writes for the same data and parameters (NDMEAN's float means summed in
+    # c-blosc2's order); a geometry whose cells c-blosc2 could not read back is refused.
+    rng = np.random.default_rng(4)
+    cases = [((64, 64), (32, 32), (16, 16), 4, "<f8"), ((50, 45), (20, 30), (10, 15), 4, "<f4"),
+             ((12, 10, 9), (6, 10, 9), (3, 5, 9), 2, "<f8"), ((40,), (20,), (10,), 3, "<f4")]
+    if filt == "NDCELL":
+        cases += [((33, 20), (11, 20), (11, 10), 3, "<i2"), ((8, 32), (4, 32), (2, 16), 4, "<f8")]
+    filtered = 0
+    for k, (shape, chunks, blocks, cell, dtype) in enumerate(cases):
+        x = (np.cumsum(rng.normal(size=shape)).reshape(shape) * 10).astype(dtype)
+        theirs, ours = tmp_path / f"t{k}.b2nd", tmp_path / f"o{k}.b2nd"
+        a = blosc2.asarray(x, chunks=chunks, blocks=blocks, urlpath=str(theirs), mode="w",
+                           cparams={"filters": [getattr(blosc2.Filter, filt)],
+                                    "filters_meta": [cell], "codec": blosc2.Codec.ZSTD,
+                                    "clevel": 5, "nthreads": 1})
+        with b2frame.Array.create(ours, shape, chunks, blocks, dtype, typesize=x.itemsize,
+                                  codec=b2frame.CODEC_ZSTD, clevel=5,
+                                  filters=[getattr(blosc2.Filter, filt).value],
+                                  filters_meta=[cell]) as arr:
+            arr.set_slice((0,) * len(shape), shape, x.tobytes())
+        with b2frame.Frame.open(ours) as f:
+            assert f.nchunks == a.schunk.nchunks
+            for i in range(f.nchunks):
+                chunk = f.chunk_raw(i)
+                assert chunk == a.schunk.get_chunk(i), (filt, shape, blocks, cell, i)
+                filtered += not chunk[2] & 0x02  # not stored as given
+    assert filtered >= 10, filtered
+    # NDMEAN with cells cut to the block in the first dimension only: not written.
+    if filt == "NDMEAN":
+        with b2frame.Array.create(tmp_path / "cut.b2nd", (8, 32), (4, 32), (2, 16), "<f8",
+                                  typesize=8, filters=[blosc2.Filter.NDMEAN.value],
+                                  filters_meta=[4]) as arr:
+            with pytest.raises(b2frame.Error, match="tile"):
+                arr.set_slice((0, 0), (8, 32), np.ones((8, 32)).tobytes())
