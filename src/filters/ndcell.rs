@@ -169,10 +169,18 @@ pub fn run(
             super::name(id)
         );
     };
-    let cells = Cells::new(ndmean, meta, blockshape, typesize, src.len())?;
     match direction {
-        Direction::Encode => encode(&cells, ndmean, typesize, src, dst),
-        Direction::Decode => decode(&cells, typesize, src, dst),
+        Direction::Decode => {
+            let cells = Cells::new(ndmean, meta, blockshape, typesize, src.len())?;
+            decode(&cells, typesize, src, dst)
+        }
+        // Geometry that does not fit is the caller's parameters here, not damaged data.
+        Direction::Encode => Cells::new(ndmean, meta, blockshape, typesize, src.len())
+            .and_then(|cells| encode(&cells, ndmean, typesize, src, dst))
+            .map_err(|e| match e {
+                crate::Error::Corrupt(m) => crate::Error::InvalidArgument(m),
+                e => e,
+            }),
     }
 }
 
@@ -364,6 +372,27 @@ mod tests {
             &mut means[..16]
         )
         .is_err());
+        // Cells that do not tile the block are bad parameters when encoding.
+        let r = apply(
+            Direction::Encode,
+            true,
+            4,
+            &[2, 16],
+            8,
+            &[0; 256],
+            &mut [0; 256],
+        );
+        assert!(matches!(r, Err(crate::Error::InvalidArgument(_))), "{r:?}");
+        let r = apply(
+            Direction::Decode,
+            true,
+            4,
+            &[2, 16],
+            8,
+            &[0; 256],
+            &mut [0; 256],
+        );
+        assert!(matches!(r, Err(crate::Error::Corrupt(_))), "{r:?}");
     }
 
     #[test]
