@@ -85,8 +85,8 @@ pub struct WriteTurn<'a> {
 impl WriteTurn<'_> {
     /// [`SChunk::update_chunks`] within the turn.
     pub fn update_chunks(&self, updates: &[(i64, &[u8])]) -> Result<()> {
-        let mut f = self.schunk.frame.write().unwrap_or_else(|e| e.into_inner());
-        self.schunk.update_chunks_in(&mut f, updates)
+        self.schunk
+            .update_chunks_in(&mut self.schunk.lock_frame(), updates)
     }
 }
 
@@ -181,16 +181,11 @@ fn params_from_header(h: &FrameHeader) -> CParams {
     }
 }
 
-/// The blockshape in the frame's `b2nd` metalayer, which NDCELL and NDMEAN chunks are decoded
-/// with (c-blosc2 reads it there too).
-fn array_blockshape(h: &FrameHeader) -> Result<Vec<i32>> {
-    let Some(m) = h.metalayers.iter().find(|m| m.name == b"b2nd") else {
-        bail!(
-            unsupported,
-            "chunks with the ndcell or ndmean filter need the frame's b2nd metalayer, which it lacks"
-        );
-    };
-    Ok(crate::ndim::meta::parse(&m.content, false)?.blockshape)
+/// The blockshape in the frame's `b2nd` metalayer, which NDCELL and NDMEAN chunks are coded
+/// with (c-blosc2 reads it there too); `None` for frames that are not such arrays.
+fn array_blockshape(h: &FrameHeader) -> Option<Vec<i32>> {
+    let m = h.metalayers.iter().find(|m| m.name == b"b2nd")?;
+    Some(crate::ndim::meta::parse(&m.content, false).ok()?.blockshape)
 }
 
 /// Whether the last of `n` chunks of a fixed-chunksize frame holding `nbytes` is short (all
@@ -204,14 +199,20 @@ fn short_last(chunksize: i64, nbytes: i64, n: usize) -> bool {
 /// take c-blosc2's default in their place (each chunk names its own codec and filters). The
 /// typesize and blocksize stay: an n-dim array's Blosc2 blocks are its blocks. A typesize or
 /// blocksize no chunk can have (a damaged header; c-blosc2 reads through it, as each chunk
-/// names its own) leaves new chunks c-blosc2's default blocksize, and typesize 1.
+/// names its own) leaves new chunks c-blosc2's default blocksize, and typesize 1. An array's
+/// context carries its blockshape, for the chunks NDCELL and NDMEAN code, read or written.
 fn context_for(h: &FrameHeader) -> Result<Context> {
+    let mut c = params_context(h)?;
+    if let Some(bs) = array_blockshape(h) {
+        c.set_array_blockshape(bs);
+    }
+    Ok(c)
+}
+
+/// The context of [`context_for`] but for the array's blockshape.
+fn params_context(h: &FrameHeader) -> Result<Context> {
     let p = params_from_header(h);
-    if let Ok(mut c) = Context::new(p.clone()) {
-        // Arrays whose chunks NDCELL or NDMEAN encode keep them for new chunks.
-        if let Ok(bs) = array_blockshape(h) {
-            c.set_array_blockshape(bs);
-        }
+    if let Ok(c) = Context::new(p.clone()) {
         return Ok(c);
     }
     let d = CParams::default();
@@ -327,7 +328,7 @@ impl SChunk {
             }
         };
         store::replace_path(&tmp, &target)?;
-        let mut f = s.frame.write().unwrap_or_else(|e| e.into_inner());
+        let mut f = s.lock_frame();
         f.store.relocate(&target);
         if opts.sync {
             store::sync_dir(store::parent_dir(&target))?;
@@ -435,11 +436,16 @@ impl SChunk {
         })
     }
 
+    /// The frame's write lock (the caller holds the writer's turn, or is alone with it).
+    fn lock_frame(&self) -> RwLockWriteGuard<'_, Frame> {
+        self.frame.write().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The write lock, within a writer's turn.
     fn write(&self) -> Result<Writing<'_>> {
         let turn = self.write_turn()?;
         Ok(Writing {
-            frame: self.frame.write().unwrap_or_else(|e| e.into_inner()),
+            frame: self.lock_frame(),
             _turn: turn._turn,
         })
     }
@@ -482,13 +488,12 @@ impl SChunk {
     }
 
     /// Decompresses `chunk`, stored in frame `f`, into `dst` on this frame's threads: with the
-    /// frame's typesize, and the array's blockshape where the chunk's filters need it.
+    /// frame's typesize, and an array's blockshape.
     fn decode_stored(&self, f: &Frame, chunk: &[u8], dst: &mut [u8]) -> Result<usize> {
-        let mut d = Decoder::new(chunk)?.in_frame(f.header.typesize as usize);
-        if d.needs_array_blockshape() {
-            d = d.in_array(array_blockshape(&f.header)?);
-        }
-        d.decode_all(dst, Some(self.ctx.pool()))
+        Decoder::new(chunk)?
+            .in_frame(f.header.typesize as usize)
+            .in_array(self.ctx.array_blockshape())
+            .decode_all(dst, Some(self.ctx.pool()))
     }
 
     /// The uncompressed size of chunk `i`.

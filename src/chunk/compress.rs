@@ -352,6 +352,11 @@ impl Context {
         self.array_blockshape = Some(blockshape);
     }
 
+    /// The array's blockshape, if this context codes an array's chunks.
+    pub fn array_blockshape(&self) -> Option<&[i32]> {
+        self.array_blockshape.as_deref()
+    }
+
     pub fn params(&self) -> &CParams {
         &self.params
     }

@@ -69,7 +69,7 @@ pub struct Decoder<'a> {
     /// [`Decoder::in_frame`]).
     frame_typesize: usize,
     /// The array's blockshape, for NDCELL and NDMEAN (see [`Decoder::in_array`]).
-    array_blockshape: Option<Vec<i32>>,
+    array_blockshape: Option<&'a [i32]>,
     nblocks: usize,
     blocksize: usize,
     leftover: usize,
@@ -292,15 +292,10 @@ impl<'a> Decoder<'a> {
         self
     }
 
-    /// Whether undoing the chunk's filters needs the array's blockshape (NDCELL, NDMEAN).
-    pub fn needs_array_blockshape(&self) -> bool {
-        (self.h.filters.iter()).any(|&f| f == filters::NDCELL || f == filters::NDMEAN)
-    }
-
     /// Reads the chunk as one of an n-dim array with this blockshape (from its `b2nd`
-    /// metalayer), which NDCELL and NDMEAN need.
-    pub fn in_array(mut self, blockshape: Vec<i32>) -> Self {
-        self.array_blockshape = Some(blockshape);
+    /// metalayer; `None`: not an array), which NDCELL and NDMEAN need.
+    pub fn in_array(mut self, blockshape: Option<&'a [i32]>) -> Self {
+        self.array_blockshape = blockshape;
         self
     }
 
@@ -705,7 +700,7 @@ impl<'a> Decoder<'a> {
                     filters::ndcell::Direction::Decode,
                     id,
                     meta,
-                    self.array_blockshape.as_deref(),
+                    self.array_blockshape,
                     self.frame_typesize,
                     src,
                     dst,

@@ -24,18 +24,7 @@ pub fn truncate(prec_bits: i8, typesize: usize, src: &[u8], dst: &mut [u8]) -> R
             "int_trunc: precision {bits} bits leaves no bit of {typesize}-byte integers"
         );
     }
-    let mask = (!((1u64 << zeroed) - 1)).to_le_bytes();
-    let mask = &mask[..typesize];
-    let whole = src.len() / typesize * typesize;
-    for (d, s) in dst[..whole]
-        .chunks_exact_mut(typesize)
-        .zip(src.chunks_exact(typesize))
-    {
-        for ((d, s), m) in d.iter_mut().zip(s).zip(mask) {
-            *d = s & m;
-        }
-    }
-    dst[whole..].copy_from_slice(&src[whole..]);
+    super::trunc_prec::zero_low_bits(zeroed as u32, typesize, src, dst);
     Ok(())
 }
 

@@ -372,27 +372,16 @@ mod tests {
             &mut means[..16]
         )
         .is_err());
-        // Cells that do not tile the block are bad parameters when encoding.
-        let r = apply(
-            Direction::Encode,
-            true,
-            4,
-            &[2, 16],
-            8,
-            &[0; 256],
-            &mut [0; 256],
-        );
-        assert!(matches!(r, Err(crate::Error::InvalidArgument(_))), "{r:?}");
-        let r = apply(
-            Direction::Decode,
-            true,
-            4,
-            &[2, 16],
-            8,
-            &[0; 256],
-            &mut [0; 256],
-        );
-        assert!(matches!(r, Err(crate::Error::Corrupt(_))), "{r:?}");
+        // Cells that do not tile the block are bad parameters when encoding, damage when
+        // decoding.
+        for (direction, parameters) in [(Direction::Encode, true), (Direction::Decode, false)] {
+            let r = apply(direction, true, 4, &[2, 16], 8, &[0; 256], &mut [0; 256]);
+            match r {
+                Err(crate::Error::InvalidArgument(_)) if parameters => {}
+                Err(crate::Error::Corrupt(_)) if !parameters => {}
+                _ => panic!("{r:?}"),
+            }
+        }
     }
 
     #[test]

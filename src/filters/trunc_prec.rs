@@ -34,22 +34,32 @@ pub fn truncate(prec_bits: i8, typesize: usize, src: &[u8], dst: &mut [u8]) -> R
             "trunc_prec: removing {zeroed} bits leaves no mantissa in {typesize}-byte floats"
         );
     }
+    zero_low_bits(zeroed as u32, typesize, src, dst);
+    Ok(())
+}
+
+/// Zeroes the `zeroed` low bits (fewer than the item's) of every little-endian item of
+/// `typesize` bytes (1, 2, 4 or 8) in `src`, writing `dst`; bytes past the last whole item are
+/// copied unchanged. Both truncation filters come down to this.
+pub(super) fn zero_low_bits(zeroed: u32, typesize: usize, src: &[u8], dst: &mut [u8]) {
+    let mask = !((1u64 << zeroed) - 1);
     let whole = src.len() / typesize * typesize;
-    if typesize == 4 {
-        let mask = !((1u32 << zeroed) - 1);
-        for (d, s) in dst[..whole].chunks_exact_mut(4).zip(src.chunks_exact(4)) {
-            let v = u32::from_le_bytes([s[0], s[1], s[2], s[3]]) & mask;
-            d.copy_from_slice(&v.to_le_bytes());
-        }
-    } else {
-        let mask = !((1u64 << zeroed) - 1);
-        for (d, s) in dst[..whole].chunks_exact_mut(8).zip(src.chunks_exact(8)) {
-            let v = u64::from_le_bytes(s.try_into().unwrap_or([0; 8])) & mask;
-            d.copy_from_slice(&v.to_le_bytes());
-        }
+    match typesize {
+        1 => mask_items::<1>(mask, &src[..whole], &mut dst[..whole]),
+        2 => mask_items::<2>(mask, &src[..whole], &mut dst[..whole]),
+        4 => mask_items::<4>(mask, &src[..whole], &mut dst[..whole]),
+        _ => mask_items::<8>(mask, &src[..whole], &mut dst[..whole]),
     }
     dst[whole..].copy_from_slice(&src[whole..]);
-    Ok(())
+}
+
+fn mask_items<const N: usize>(mask: u64, src: &[u8], dst: &mut [u8]) {
+    for (d, s) in dst.chunks_exact_mut(N).zip(src.chunks_exact(N)) {
+        let mut v = [0u8; 8];
+        v[..N].copy_from_slice(s);
+        let masked = u64::from_le_bytes(v) & mask;
+        d.copy_from_slice(&masked.to_le_bytes()[..N]);
+    }
 }
 
 #[cfg(test)]

@@ -114,6 +114,12 @@ fn wrong_markers(b: &[u8]) -> Vec<(usize, u8, String)> {
     wrong
 }
 
+/// Whether the fixed header `b` (at least [`FIXED_LEN`] bytes) has every msgpack marker of the
+/// current layout after its first byte: a current frame, whatever that byte says.
+pub fn has_current_markers(b: &[u8]) -> bool {
+    wrong_markers(b).iter().all(|&(at, ..)| at == 0)
+}
+
 impl FrameHeader {
     /// The header length and frame length from the first bytes, before reading the rest.
     pub fn peek_lengths(b: &[u8]) -> Result<(usize, u64)> {

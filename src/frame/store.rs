@@ -475,11 +475,10 @@ impl Frame {
         }
         let start = store.read(0, header::FIXED_LEN as u64)?;
         let legacy_marker = matches!(start[0], 0x9B | 0x9C) && &start[2..10] == header::MAGIC;
-        // The legacy layout differs from byte 57 on, which holds the current layout's
-        // chunksize marker (0xd2) where a legacy frame has its threads' (0xd1): a current
-        // frame whose first byte was damaged into a legacy array marker reads as current, as
-        // c-blosc2 (which never looks at that byte) reads it.
-        if legacy_marker && start[57] != 0xD2 {
+        // A current frame whose first byte was damaged into a legacy array marker reads as
+        // current, as c-blosc2 (which never looks at that byte) reads it: the legacy layout
+        // has other markers from byte 57 on.
+        if legacy_marker && !header::has_current_markers(&start) {
             drop(start);
             return super::legacy::parse(store, avail);
         }

@@ -364,12 +364,10 @@ impl<'a> Array<'a> {
                 ))
             }
             ChunkData::Stored(bytes) => {
-                let mut d = Decoder::new(&bytes)
+                let d = Decoder::new(&bytes)
                     .map_err(|e| e.context(&ctx))?
-                    .in_frame(g.itemsize);
-                if d.needs_array_blockshape() {
-                    d = d.in_array(self.meta.blockshape.clone());
-                }
+                    .in_frame(g.itemsize)
+                    .in_array(self.schunk.context().array_blockshape());
                 self.check_chunk_nbytes(d.header().nbytes, &ctx)?;
                 let bsize = g.block_nbytes();
                 let aligned = d.nblocks() == g.blocks_per_dim.iter().product::<i64>() as usize
