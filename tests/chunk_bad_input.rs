@@ -328,3 +328,34 @@ fn a_bad_block_fails_the_parallel_decode_as_the_serial_one() {
         assert_corrupt(decode(&c2), "block start");
     }
 }
+
+#[test]
+fn cell_filters_outside_an_array_are_unsupported() {
+    // NDCELL needs an array's blockshape (its frame's b2nd metalayer): a chunk written for
+    // 64x64 blocks of bytes decodes in its array, and on its own is refused, as in c-blosc2.
+    let p = CParams {
+        typesize: 1,
+        blocksize: 4096,
+        filters: [b2frame::filters::NDCELL, 0, 0, 0, 0, 0],
+        filters_meta: [4, 0, 0, 0, 0, 0],
+        ..CParams::default()
+    };
+    let src: Vec<u8> = (0..16384u32).map(|i| (i / 64) as u8).collect();
+    let mut ctx = Context::new(p.clone()).unwrap();
+    let on_its_own = ctx.compress_to_vec(&src);
+    assert!(matches!(on_its_own, Err(Error::Unsupported(ref m)) if m.contains("n-dim array")));
+    ctx.set_array_blockshape(vec![64, 64]);
+    let c = ctx.compress_to_vec(&src).unwrap();
+    assert!(c[2] & 0x02 == 0, "test chunk should not be memcpyed");
+    match decode(&c) {
+        Err(Error::Unsupported(m)) => assert!(m.contains("ndcell"), "{m}"),
+        other => panic!("expected Unsupported naming ndcell, got {other:?}"),
+    }
+    let mut out = vec![0u8; src.len()];
+    chunk::decompress::Decoder::new(&c)
+        .unwrap()
+        .in_array(Some(&[64, 64]))
+        .decode_all(&mut out, None)
+        .unwrap();
+    assert_eq!(out, src);
+}

@@ -52,12 +52,16 @@ mod tests {
     #[test]
     fn rejects_bad_parameters() {
         let mut out = [0u8; 8];
-        assert!(truncate(5, 3, &[0; 6], &mut out[..6]).is_err());
-        assert!(truncate(0, 4, &[0; 8], &mut out).is_err());
-        assert!(truncate(-32, 4, &[0; 8], &mut out).is_err());
-        assert!(truncate(33, 4, &[0; 8], &mut out).is_err());
-        assert!(truncate(-8, 1, &[0; 8], &mut out).is_err());
-        assert!(truncate(-128, 8, &[0; 8], &mut out).is_err());
+        let refused = |r: Result<()>, needle: &str| match r {
+            Err(crate::Error::InvalidArgument(m)) if m.contains(needle) => {}
+            other => panic!("expected an invalid argument about {needle:?}, got {other:?}"),
+        };
+        refused(truncate(5, 3, &[0; 6], &mut out[..6]), "typesize 3");
+        refused(truncate(0, 4, &[0; 8], &mut out), "precision 0 bits");
+        refused(truncate(-32, 4, &[0; 8], &mut out), "precision -32 bits");
+        refused(truncate(33, 4, &[0; 8], &mut out), "precision 33 bits");
+        refused(truncate(-8, 1, &[0; 8], &mut out), "1-byte integers");
+        refused(truncate(-128, 8, &[0; 8], &mut out), "8-byte integers");
         assert!(truncate(64, 8, &[0; 8], &mut out).is_ok());
     }
 }

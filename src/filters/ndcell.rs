@@ -387,41 +387,58 @@ mod tests {
     #[test]
     fn refuses_bad_geometry() {
         let mut out = [0u8; 16];
-        assert!(apply(Direction::Decode, false, 0, &[4, 4], 1, &[0; 16], &mut out).is_err());
-        assert!(apply(Direction::Decode, true, 200, &[4, 4], 1, &[0; 16], &mut out).is_err());
-        assert!(apply(Direction::Decode, false, 2, &[4, 4], 2, &[0; 16], &mut out).is_err());
-        assert!(apply(Direction::Decode, false, 2, &[], 1, &[0; 16], &mut out).is_err());
-        assert!(apply(
-            Direction::Decode,
-            false,
-            2,
-            &[1; 9],
-            1,
-            &[0; 1],
-            &mut out[..1]
-        )
-        .is_err());
+        let refused = |r: Result<()>, needle: &str| match r {
+            Err(crate::Error::Corrupt(m) | crate::Error::Unsupported(m)) if m.contains(needle) => {}
+            other => panic!("expected an error about {needle:?}, got {other:?}"),
+        };
+        let decode = |ndmean, meta, bs: &[i32], ts, src: &[u8], out: &mut [u8]| {
+            apply(Direction::Decode, ndmean, meta, bs, ts, src, out)
+        };
+        refused(
+            decode(false, 0, &[4, 4], 1, &[0; 16], &mut out),
+            "cell shape 0",
+        );
+        refused(
+            decode(true, 200, &[4, 4], 1, &[0; 16], &mut out),
+            "cell shape 200",
+        );
+        refused(
+            decode(false, 2, &[4, 4], 2, &[0; 16], &mut out),
+            "not one of blockshape",
+        );
+        refused(
+            decode(false, 2, &[], 1, &[0; 16], &mut out),
+            "arrays of 0 dimensions",
+        );
+        refused(
+            decode(false, 2, &[1; 9], 1, &[0; 1], &mut out[..1]),
+            "arrays of 9",
+        );
         // Products of the blockshape that overflow, or wrap onto the block's size.
-        assert!(apply(
+        let huge = [i32::MAX; 8];
+        refused(
+            decode(false, 1, &huge, 1, &[0; 16], &mut out),
+            "not one of blockshape",
+        );
+        let wraps = [65536, 65536, 16];
+        refused(
+            decode(false, 1, &wraps, 1, &[0; 16], &mut out),
+            "not one of blockshape",
+        );
+        refused(
+            decode(false, 1, &[4, -4], 1, &[0; 16], &mut out),
+            "not one of blockshape",
+        );
+        // Outside an array (no blockshape), as in c-blosc2.
+        let r = run(
             Direction::Decode,
-            false,
-            1,
-            &[i32::MAX; 8],
+            crate::filters::NDCELL,
+            2,
+            None,
             1,
             &[0; 16],
-            &mut out
-        )
-        .is_err());
-        assert!(apply(
-            Direction::Decode,
-            false,
-            1,
-            &[65536, 65536, 16],
-            1,
-            &[0; 16],
-            &mut out
-        )
-        .is_err());
-        assert!(apply(Direction::Decode, false, 1, &[4, -4], 1, &[0; 16], &mut out).is_err());
+            &mut out,
+        );
+        refused(r, "needs the array's frame");
     }
 }
