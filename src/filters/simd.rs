@@ -29,6 +29,20 @@ pub fn level() -> Level {
     })
 }
 
+/// Whether the CPU has GFNI (Ice Lake, Zen 4 and later), whose affine instruction transposes
+/// 8x8 bit matrices: bitunshuffle uses it at the AVX-512 level.
+pub fn has_gfni() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static GFNI: OnceLock<bool> = OnceLock::new();
+        *GFNI.get_or_init(|| {
+            std::is_x86_feature_detected!("gfni") && std::is_x86_feature_detected!("avx2")
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 /// The best level this CPU supports.
 pub fn detect() -> Level {
     #[cfg(target_arch = "x86_64")]

@@ -129,6 +129,7 @@ fn plane_of_bits(level: Level, bits: &[u8], plane: &mut [u8]) {
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     match level.min(super::simd::detect()) {
+        Level::Avx512 if super::simd::has_gfni() => done = x86::plane_of_bits_gfni(bits, plane),
         Level::Avx2 | Level::Avx512 => done = x86::plane_of_bits_avx2(bits, plane),
         Level::Sse2 => done = x86::plane_of_bits_sse2(bits, plane),
         Level::Scalar => {}
