@@ -8,9 +8,10 @@ pub enum Level {
     Scalar,
     Sse2,
     Avx2,
-    /// AVX-512 F, BW and VL: the bit transpose of bitshuffle has a kernel of its own; the
-    /// rest runs the AVX2 kernels, as c-blosc2 does at this level, some of them compiled to
-    /// use AVX-512's 32 vector registers.
+    /// AVX-512 F, BW and VL: the bit transpose of bitshuffle has a kernel of its own, and
+    /// bitunshuffle's uses GFNI where the CPU has it ([`has_gfni`]); the rest runs the AVX2
+    /// kernels, as c-blosc2 does at this level, some of them compiled to use AVX-512's 32
+    /// vector registers.
     Avx512,
 }
 
