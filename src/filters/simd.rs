@@ -8,10 +8,9 @@ pub enum Level {
     Scalar,
     Sse2,
     Avx2,
-    /// AVX-512 F, BW and VL: the bit transpose of bitshuffle has a kernel of its own, and
-    /// bitunshuffle's uses GFNI where the CPU has it ([`has_gfni`]); the rest runs the AVX2
-    /// kernels, as c-blosc2 does at this level, some of them compiled to use AVX-512's 32
-    /// vector registers.
+    /// AVX-512 F, BW and VL: the bit transposes of bitshuffle have kernels of their own, with
+    /// GFNI where the CPU has it ([`has_gfni`]); the rest runs the AVX2 kernels, as c-blosc2
+    /// does at this level, some of them compiled to use AVX-512's 32 vector registers.
     Avx512,
 }
 
@@ -31,7 +30,7 @@ pub fn level() -> Level {
 }
 
 /// Whether the CPU has GFNI (Ice Lake, Zen 4 and later), whose affine instruction transposes
-/// 8x8 bit matrices: bitunshuffle uses it at the AVX-512 level.
+/// 8x8 bit matrices: bitshuffle uses it at the AVX-512 level.
 pub fn has_gfni() -> bool {
     #[cfg(target_arch = "x86_64")]
     {

@@ -114,6 +114,7 @@ fn bits_of_plane(level: Level, plane: &[u8], out: &mut [u8]) {
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     match level.min(super::simd::detect()) {
+        Level::Avx512 if super::simd::has_gfni() => done = x86::bits_of_plane_gfni(plane, out),
         Level::Avx512 => done = x86::bits_of_plane_avx512(plane, out),
         Level::Avx2 => done = x86::bits_of_plane_avx2(plane, out),
         Level::Sse2 => done = x86::bits_of_plane_sse2(plane, out),
