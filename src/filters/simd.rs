@@ -8,8 +8,8 @@ pub enum Level {
     Scalar,
     Sse2,
     Avx2,
-    /// AVX-512 F, BW and VL: the bit transposes of bitshuffle have kernels of their own, with
-    /// GFNI where the CPU has it ([`has_gfni`]); the rest runs the AVX2 kernels, as c-blosc2
+    /// AVX-512 F, BW and VL: bitshuffle's forward bit transpose has a kernel of its own
+    /// (unless GFNI's is taken, [`has_gfni`]); the rest runs the AVX2 kernels, as c-blosc2
     /// does at this level, some of them compiled to use AVX-512's 32 vector registers.
     Avx512,
 }
@@ -29,8 +29,9 @@ pub fn level() -> Level {
     })
 }
 
-/// Whether the CPU has GFNI (Ice Lake, Zen 4 and later), whose affine instruction transposes
-/// 8x8 bit matrices: bitshuffle uses it at the AVX-512 level.
+/// Whether the CPU has GFNI with AVX2 (Ice Lake, Alder Lake, Zen 4 and later), whose affine
+/// instruction transposes 8x8 bit matrices: bitshuffle uses it at the AVX2 level and above
+/// (so `B2F_SIMD=avx2` keeps it).
 pub fn has_gfni() -> bool {
     #[cfg(target_arch = "x86_64")]
     {

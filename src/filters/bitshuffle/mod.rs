@@ -114,7 +114,9 @@ fn bits_of_plane(level: Level, plane: &[u8], out: &mut [u8]) {
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     match level.min(super::simd::detect()) {
-        Level::Avx512 if super::simd::has_gfni() => done = x86::bits_of_plane_gfni(plane, out),
+        Level::Avx2 | Level::Avx512 if super::simd::has_gfni() => {
+            done = x86::bits_of_plane_gfni(plane, out)
+        }
         Level::Avx512 => done = x86::bits_of_plane_avx512(plane, out),
         Level::Avx2 => done = x86::bits_of_plane_avx2(plane, out),
         Level::Sse2 => done = x86::bits_of_plane_sse2(plane, out),
@@ -130,7 +132,9 @@ fn plane_of_bits(level: Level, bits: &[u8], plane: &mut [u8]) {
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     match level.min(super::simd::detect()) {
-        Level::Avx512 if super::simd::has_gfni() => done = x86::plane_of_bits_gfni(bits, plane),
+        Level::Avx2 | Level::Avx512 if super::simd::has_gfni() => {
+            done = x86::plane_of_bits_gfni(bits, plane)
+        }
         Level::Avx2 | Level::Avx512 => done = x86::plane_of_bits_avx2(bits, plane),
         Level::Sse2 => done = x86::plane_of_bits_sse2(bits, plane),
         Level::Scalar => {}
@@ -206,6 +210,55 @@ mod tests {
                 let mut back = vec![0u8; len];
                 bitunshuffle_with(level, ts, &dst, &mut back, 5).unwrap();
                 assert!(back == src, "bitunshuffle ts {ts} len {len} {level:?}");
+            }
+        }
+    }
+
+    /// Each x86 kernel the CPU can run, called directly (the levels above take the GFNI ones
+    /// wherever the CPU has GFNI, which would leave the others untested there), finished by
+    /// the scalar code from where it stops, against the scalar code alone.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn every_x86_kernel_matches_the_scalar_transposes() {
+        type Kernel = fn(&[u8], &mut [u8]) -> usize;
+        let has = |f: &str| match f {
+            "avx2" => std::is_x86_feature_detected!("avx2"),
+            "avx512" => super::super::simd::detect() == Level::Avx512,
+            "gfni" => super::super::simd::has_gfni(),
+            _ => true,
+        };
+        let forward: [(&str, Kernel); 4] = [
+            ("sse2", x86::bits_of_plane_sse2),
+            ("avx2", x86::bits_of_plane_avx2),
+            ("avx512", x86::bits_of_plane_avx512),
+            ("gfni", x86::bits_of_plane_gfni),
+        ];
+        let inverse: [(&str, Kernel); 3] = [
+            ("sse2", x86::plane_of_bits_sse2),
+            ("avx2", x86::plane_of_bits_avx2),
+            ("gfni", x86::plane_of_bits_gfni),
+        ];
+        let data: Vec<u8> = (0..300_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        // Rows of every length up to 300 bytes, then long ones, 4 KiB multiples among them.
+        let mut lengths: Vec<usize> = (0..=300).map(|rows| 8 * rows).collect();
+        lengths.extend([8 * 4096, 8 * 4100, 8 * 8192, 8 * 12_500, 8 * 32_768]);
+        for len in lengths {
+            let plane = &data[..len];
+            let mut want = vec![0u8; len];
+            scalar::bits_of_plane(plane, &mut want, 0);
+            for (name, kernel) in forward.iter().filter(|(n, _)| has(n)) {
+                let mut out = vec![0u8; len];
+                let done = kernel(plane, &mut out);
+                scalar::bits_of_plane(plane, &mut out, done);
+                assert!(out == want, "{name} forward, plane of {len} bytes");
+            }
+            for (name, kernel) in inverse.iter().filter(|(n, _)| has(n)) {
+                let mut back = vec![0u8; len];
+                let done = kernel(&want, &mut back);
+                scalar::plane_of_bits(&want, &mut back, done);
+                assert!(back == plane, "{name} inverse, plane of {len} bytes");
             }
         }
     }
