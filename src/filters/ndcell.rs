@@ -229,13 +229,14 @@ fn encode(cells: &Cells, ndmean: bool, typesize: usize, src: &[u8], dst: &mut [u
         Step::CellDone => {
             if ndmean {
                 let len = count * typesize;
-                let mean = if typesize == 4 {
-                    (sum32 / count as f32).to_le_bytes().to_vec()
+                let mut mean = [0u8; 8];
+                if typesize == 4 {
+                    mean[..4].copy_from_slice(&(sum32 / count as f32).to_le_bytes());
                 } else {
-                    (sum64 / count as f64).to_le_bytes().to_vec()
-                };
+                    mean = (sum64 / count as f64).to_le_bytes();
+                }
                 for item in dst[at..at + len].chunks_exact_mut(typesize) {
-                    item.copy_from_slice(&mean);
+                    item.copy_from_slice(&mean[..typesize]);
                 }
                 at += len;
             }

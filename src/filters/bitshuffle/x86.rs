@@ -14,6 +14,10 @@
 
 use std::arch::x86_64::*;
 
+/// Byte i of each 64-bit lane is 1 << i: `gf2p8affine` of these against a lane whose bytes are
+/// a group's (reversed) is that group's 8x8 bit transpose.
+const UNIT_BYTES: i64 = 0x8040_2010_0804_0201_u64 as i64;
+
 /// Bit rows of the leading whole 16-byte chunks of `plane`; returns how many groups of 8
 /// bytes were done.
 pub fn bits_of_plane_sse2(plane: &[u8], out: &mut [u8]) -> usize {
@@ -263,7 +267,7 @@ unsafe fn bits512x2(plane: *const u8, out: *mut u8, rows: usize, pairs: usize) {
 unsafe fn bits256_gfni(plane: *const u8, out: *mut u8, rows: usize, steps: usize) {
     // SAFETY: bounds checked by the callers; AVX2 and GFNI detected.
     unsafe {
-        let unit_bytes = _mm256_set1_epi64x(0x8040_2010_0804_0201_u64 as i64);
+        let unit_bytes = _mm256_set1_epi64x(UNIT_BYTES);
         let reverse = _mm256_setr_epi8(
             7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 15, 14,
             13, 12, 11, 10, 9, 8,
@@ -408,7 +412,7 @@ unsafe fn plane256_with<const GFNI: bool>(
 ) {
     // SAFETY: bounds checked by the callers; the caller enables AVX2 (and GFNI).
     unsafe {
-        let unit_bytes = _mm256_set1_epi64x(0x8040_2010_0804_0201_u64 as i64);
+        let unit_bytes = _mm256_set1_epi64x(UNIT_BYTES);
         for s in 0..steps {
             let mut r = [_mm256_setzero_si256(); 8];
             for (k, x) in r.iter_mut().enumerate() {
