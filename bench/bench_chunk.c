@@ -31,17 +31,16 @@ static int g_reps = 7;
 /* Shortest timed sample, in seconds. */
 #define MIN_SAMPLE 0.01
 
-/* Whether call i of a phase in round r is b2frame's (else c-blosc2's). Calls come in pairs,
- * one of each library; the first pair (i = -2, -1) is an untimed warm-up. Which library leads
- * a pair alternates pair by pair and round by round, so each sits as often in either place:
- * the first call of a phase finds the caches as the other phase left them, and of two
- * alternating calls the leading one ran up to 15% slower on fast cases. With the lead fixed
- * per round, an odd number of rounds gave one library the slow place more often. */
-static int b2f_turn(int i, int r) {
-  int pair = (i + 2) / 2, second = (i + 2) % 2;
-  int b2f_leads = (pair + r + 2) % 2 == 0;
-  return b2f_leads != second;
-}
+/* Whether call i of a phase in round r is b2frame's (else c-blosc2's). The libraries take
+ * turns call by call, so every call follows one of the other library, and the first pair
+ * (i = -2, -1) is an untimed warm-up that absorbs the change of phase (the first call after
+ * it ran up to 15% slower on fast cases). Which library starts alternates round by round.
+ * No call may follow one of its own library: on a case of one call per sample, where the
+ * warm-up pair and the timed pair led with different libraries, the timed call that followed
+ * its own warm-up found its tables in cache, and per-round ratios fell into two modes
+ * (zstd on unfiltered incr_i32: 0.91-0.97 and 1.06-1.10), the median taking whichever
+ * library had that place in 5 of the 9 rounds. */
+static int b2f_turn(int i, int r) { return (i + 2 + r) % 2 == 0; }
 
 /* How many calls make one sample, from one call of each library. */
 static int repeats(double t_b2f, double t_c) {
