@@ -436,6 +436,56 @@ fn special_value_chunks() {
     );
 }
 
+/// Special-value chunks of several MiB decoded on several threads: the fill is cut into
+/// pieces the threads claim, each piece starting in phase with the value.
+#[test]
+fn special_value_chunks_fill_in_phase_on_several_threads() {
+    use b2frame::chunk::SpecialValue;
+    use b2frame::pool::Pool;
+    let value = [0x11u8, 0x22, 0x33];
+    let ctx = Context::new(CParams {
+        typesize: 3,
+        ..CParams::default()
+    })
+    .unwrap();
+    let nbytes = 3 * 1_000_003;
+    let rep = ctx
+        .special_chunk(SpecialValue::Value, nbytes, Some(&value))
+        .unwrap();
+    let nan_ctx = Context::new(CParams {
+        typesize: 8,
+        ..CParams::default()
+    })
+    .unwrap();
+    let nans = nan_ctx
+        .special_chunk(SpecialValue::Nan, 8 * 400_001, None)
+        .unwrap();
+    let zeros = nan_ctx
+        .special_chunk(SpecialValue::Zero, 5 << 20, None)
+        .unwrap();
+    for nthreads in [1, 2, 3] {
+        let pool = Pool::new(nthreads).unwrap();
+        let mut out = vec![0xffu8; nbytes];
+        assert_eq!(
+            b2frame::chunk::decompress::decompress_with(&pool, &rep, &mut out).unwrap(),
+            nbytes
+        );
+        if let Some(at) = out.chunks(3).position(|c| c != value) {
+            panic!("{nthreads} threads: value out of phase at item {at}");
+        }
+        let mut out = vec![0u8; 8 * 400_001];
+        b2frame::chunk::decompress::decompress_with(&pool, &nans, &mut out).unwrap();
+        assert!(
+            out.chunks(8)
+                .all(|c| f64::from_le_bytes(c.try_into().unwrap()).is_nan()),
+            "{nthreads} threads"
+        );
+        let mut out = vec![0xffu8; 5 << 20];
+        b2frame::chunk::decompress::decompress_with(&pool, &zeros, &mut out).unwrap();
+        assert!(out.iter().all(|&b| b == 0), "{nthreads} threads");
+    }
+}
+
 /// Barely compressible data, several blocks: the chunk just fits, or just does not. With more
 /// than one thread, blocks are compressed with room to spare and placed afterwards, while the
 /// serial compressor (c-blosc2's, whose chunks these must be) gives each block only the room
