@@ -75,7 +75,7 @@ impl Pool {
         self.pool.as_deref()
     }
 
-    /// Runs `f(offset, piece)` over `dst` cut into pieces of at most `SPLIT_PIECE` bytes, each
+    /// Runs `f(offset, piece)` over `dst` cut into pieces of at most `PIECE` bytes, each
     /// but the last a multiple of `align` bytes (so a periodic fill stays in phase), that the
     /// threads claim as they come. Small buffers, or a serial pool, get one call on this
     /// thread. For memory-bound copies and fills, which two threads run faster than one, as
@@ -87,7 +87,7 @@ impl Pool {
                 let piece = dst
                     .len()
                     .div_ceil(self.nthreads)
-                    .min(SPLIT_PIECE)
+                    .min(PIECE)
                     .next_multiple_of(align.max(1));
                 let pieces = dst.chunks_mut(piece).enumerate();
                 // Copies and fills cannot fail: the result is always Ok.
@@ -120,14 +120,15 @@ impl Pool {
         Ok(done.into_iter().map(|(_, r)| r).collect())
     }
 
-    /// `dst.copy_from_slice(src)`, split over the threads when large. Each thread copies
-    /// its part in pieces of at most `COPY_PIECE` bytes, as c-blosc2 copies a memcpyed chunk
-    /// block by block: on an AMD EPYC (Zen 5), one 8 MiB `memcpy` ran 3-5% slower than
-    /// the same bytes in 128-512 KiB calls.
+    /// `dst.copy_from_slice(src)`, split over the threads when large, in pieces of at most
+    /// `PIECE` bytes (on one thread too), as c-blosc2 copies a memcpyed chunk block by block:
+    /// on an AMD EPYC (Zen 5), one 8 MiB `memcpy` ran 3-5% slower than the same bytes in
+    /// 128-512 KiB calls.
     pub fn copy(&self, dst: &mut [u8], src: &[u8]) {
         self.split_mut(dst, 1, |at, d| {
             let src = &src[at..at + d.len()];
-            for (d, s) in d.chunks_mut(COPY_PIECE).zip(src.chunks(COPY_PIECE)) {
+            // A whole buffer when split_mut keeps it on this thread.
+            for (d, s) in d.chunks_mut(PIECE).zip(src.chunks(PIECE)) {
                 memcopy::copy(d, s);
             }
         });
@@ -187,14 +188,12 @@ pub fn for_each_claimed<T>(
 /// costs more than it saves.
 const PARALLEL_BYTES: usize = 1 << 20;
 
-/// The largest piece of [`Pool::split_mut`]. With one piece per thread, the caller finished
-/// its half and then waited for a worker that had gone to sleep since the last call: an 8 MiB
-/// zero fill on 2 threads, alternating with c-blosc2's (whose threads claim 256 KiB blocks),
-/// ran at 0.78-0.94 of its speed.
-const SPLIT_PIECE: usize = 256 << 10;
-
-/// The largest single `memcpy` of [`Pool::copy`].
-const COPY_PIECE: usize = 256 << 10;
+/// The largest piece of [`Pool::split_mut`], and so the largest single `memcpy` of
+/// [`Pool::copy`]. With one piece per thread, the caller finished its half and then waited for
+/// a worker that had gone to sleep since the last call: an 8 MiB zero fill on 2 threads,
+/// alternating with c-blosc2's (whose threads claim 256 KiB blocks), ran at 0.78-0.94 of its
+/// speed.
+const PIECE: usize = 256 << 10;
 
 impl std::fmt::Debug for Pool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -290,7 +289,7 @@ mod tests {
 
     #[test]
     fn split_mut_covers_every_byte_once_in_aligned_pieces() {
-        let len = 5 * SPLIT_PIECE + 1_000;
+        let len = 5 * PIECE + 1_000;
         for (nthreads, align) in [(1, 1), (2, 1), (2, 3), (3, 8), (2, 7)] {
             let pool = Pool::new(nthreads).unwrap();
             let mut dst = vec![0u8; len];
@@ -313,7 +312,7 @@ mod tests {
                 );
                 if i + 1 < pieces.len() {
                     assert_eq!(n % align, 0, "piece of {n} bytes, align {align}");
-                    assert!(n < SPLIT_PIECE + align, "piece of {n} bytes");
+                    assert!(n < PIECE + align, "piece of {n} bytes");
                 }
                 next = at + n;
             }
@@ -326,12 +325,12 @@ mod tests {
 
     #[test]
     fn copy_moves_every_byte_in_pieces_and_across_threads() {
-        let src: Vec<u8> = (0..3 * COPY_PIECE as u32 + 12_345)
+        let src: Vec<u8> = (0..3 * PIECE as u32 + 12_345)
             .map(|i| (i ^ (i >> 9)) as u8)
             .collect();
         for nthreads in [1, 2, 3] {
             let pool = Pool::new(nthreads).unwrap();
-            for len in [0, 1, COPY_PIECE - 1, COPY_PIECE, COPY_PIECE + 1, src.len()] {
+            for len in [0, 1, PIECE - 1, PIECE, PIECE + 1, src.len()] {
                 let mut dst = vec![0u8; len];
                 pool.copy(&mut dst, &src[src.len() - len..]);
                 assert!(
