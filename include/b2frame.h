@@ -578,6 +578,12 @@ b2f_status b2f_get_slice(struct b2f_frame *f,
  * does not fit that layout (larger than the chunksize, after a short last chunk, or of
  * another size anywhere but last), as c-blosc2 does.
  *
+ * The blocksize asked for carries over from chunk to chunk on one handle, as through
+ * c-blosc2's super-chunk context: each chunk compressed here (append, insert, update) is cut
+ * by the blocksize of the one compressed before it, so a short chunk after full ones gets
+ * their blocks, and chunks after a short one its blocks (but after one smaller than an item,
+ * where c-blosc2 goes to 1-byte blocks). A handle opened anew starts from the header's.
+ *
  * An empty chunk (`src_len` 0) may be any chunk but the first: c-blosc2 cannot open a frame
  * whose first chunk is empty, so no call (append, insert, update, delete, reorder) makes one.
  *

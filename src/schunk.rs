@@ -201,8 +201,11 @@ fn short_last(chunksize: i64, nbytes: i64, n: usize) -> bool {
 /// blocksize no chunk can have (a damaged header; c-blosc2 reads through it, as each chunk
 /// names its own) leaves new chunks c-blosc2's default blocksize, and typesize 1. An array's
 /// context carries its blockshape, for the chunks NDCELL and NDMEAN code, read or written.
+/// Each chunk's blocksize is the next one's asked for, as in c-blosc2 (see
+/// [`Context::follow_last_blocksize`]).
 fn context_for(h: &FrameHeader) -> Result<Context> {
     let mut c = params_context(h)?;
+    c.follow_last_blocksize();
     if let Some(bs) = array_blockshape(h) {
         c.set_array_blockshape(bs);
     }
@@ -412,10 +415,12 @@ impl SChunk {
             metalayers: Vec::new(),
         };
         let frame = Frame::create(store, header, false)?;
+        let mut ctx = Context::new(opts.params.clone())?;
+        ctx.follow_last_blocksize();
         Ok(SChunk {
             frame: RwLock::new(frame),
             writer: Mutex::new(()),
-            ctx: Context::new(opts.params.clone())?,
+            ctx,
             writable: true,
         })
     }

@@ -864,3 +864,57 @@ fn names_that_are_not_utf8_are_kept() {
     assert_eq!(r.vlmeta_get(b"caf\xe9", 10).unwrap(), b"\xc2");
     check(&r, &[data(1, CHUNK)], "non-UTF-8 names");
 }
+
+/// The blocksize each chunk header records (bytes 8..12).
+fn chunk_blocksize(chunk: &[u8]) -> usize {
+    u32::from_le_bytes(chunk[8..12].try_into().unwrap()) as usize
+}
+
+#[test]
+fn each_chunk_is_cut_by_the_blocksize_of_the_chunk_before_it_as_in_c_blosc2() {
+    // LZ4 at clevel 1 without filters cuts 64 KiB into 16 KiB blocks, and 20000 bytes alone
+    // into one block; in a frame, as in c-blosc2's super-chunks, the 20000 bytes after full
+    // chunks take the 16 KiB blocks, and the chunks after 1000 bytes take 1000-byte blocks.
+    // A chunk smaller than an item (c-blosc2: 1-byte blocks from then on) changes nothing.
+    let params = CParams {
+        typesize: 4,
+        codec: b2frame::codecs::LZ4,
+        clevel: 1,
+        filters: [0; 6],
+        ..CParams::default()
+    };
+    let ctx = b2frame::chunk::Context::new(params.clone()).unwrap();
+    let alone = ctx.compress_to_vec(&data(1, 20000)).unwrap();
+    assert_eq!(chunk_blocksize(&alone), 20000);
+
+    let dir = tempdir("blocksize");
+    let path = dir.join("f.b2frame");
+    let create = CreateOptions {
+        contiguous: true,
+        chunksize: 65536,
+        params,
+        sync: false,
+    };
+    let s = SChunk::create(Some(&path), &create).unwrap();
+    let sizes = [65536, 20000, 65536, 1000, 2, 65536, 65536];
+    let mut model = Vec::new();
+    for (k, &n) in sizes.iter().enumerate() {
+        let d = if n < 4 { vec![7; n] } else { data(k as u64, n) };
+        s.append(&d).unwrap();
+        model.push(d);
+    }
+    check(&s, &model, "appended");
+    let cut: Vec<usize> = (0..sizes.len())
+        .map(|i| chunk_blocksize(&s.get_chunk_raw(i as i64).unwrap()))
+        .collect();
+    assert_eq!(cut, [16384, 16384, 16384, 1000, 2, 1000, 1000]);
+
+    // A frame opened anew starts from its header's blocksize (automatic) again.
+    drop(s);
+    let s = SChunk::open(&path, true).unwrap();
+    let d = data(9, 65536);
+    s.append(&d).unwrap();
+    model.push(d);
+    check(&s, &model, "reopened");
+    assert_eq!(chunk_blocksize(&s.get_chunk_raw(7).unwrap()), 16384);
+}

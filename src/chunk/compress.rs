@@ -181,6 +181,9 @@ pub struct Context {
     /// The n-dim array's blockshape, for NDCELL and NDMEAN (see
     /// [`Context::set_array_blockshape`]).
     array_blockshape: Option<Vec<i32>>,
+    /// A super-chunk's context (see [`Context::follow_last_blocksize`]): the blocksize the
+    /// last chunk was cut by, 0 before the first. `None` in one-shot contexts.
+    last_blocksize: Option<AtomicUsize>,
 }
 
 /// The layout decisions for one chunk.
@@ -343,7 +346,31 @@ impl Context {
             params,
             pool,
             array_blockshape: None,
+            last_blocksize: None,
         })
+    }
+
+    /// Makes this a super-chunk's context, whose blocksize carries over from chunk to chunk
+    /// as c-blosc2's does: c-blosc2 compresses all of a super-chunk's chunks through one
+    /// context, and each chunk's blocksize becomes the next chunk's requested one. So a
+    /// short last chunk is cut by the blocksize of the chunks before it (not the one it would
+    /// get alone), and chunks after a short chunk by the short chunk's. The one exception: a
+    /// chunk smaller than an item leaves c-blosc2 blocks of 1 byte for every chunk after it
+    /// (stored uncompressed); here it leaves the blocksize as it was.
+    pub fn follow_last_blocksize(&mut self) {
+        self.last_blocksize = Some(AtomicUsize::new(0));
+    }
+
+    /// The blocksize asked for the next chunk: the last chunk's in a super-chunk's context
+    /// (once there is one), else the parameters' (0 = automatic).
+    fn asked_blocksize(&self) -> usize {
+        match &self.last_blocksize {
+            Some(last) => match last.load(Ordering::Relaxed) {
+                0 => self.params.blocksize,
+                b => b,
+            },
+            None => self.params.blocksize,
+        }
     }
 
     /// Compresses chunks of an n-dim array with this blockshape (its `b2nd` metalayer's),
@@ -371,6 +398,10 @@ impl Context {
 
     /// The blocksize this context uses for `nbytes` of data.
     pub fn blocksize_for(&self, nbytes: usize) -> usize {
+        self.blocksize_asking(nbytes, self.params.blocksize)
+    }
+
+    fn blocksize_asking(&self, nbytes: usize, asked: usize) -> usize {
         let p = &self.params;
         compute_blocksize(
             p.splitmode,
@@ -379,14 +410,14 @@ impl Context {
             self.has_shuffle(),
             p.typesize,
             nbytes,
-            p.blocksize,
+            asked,
         )
     }
 
-    fn plan(&self, nbytes: usize) -> Plan {
+    fn plan(&self, nbytes: usize, asked_blocksize: usize) -> Plan {
         let p = &self.params;
         // c-blosc2 picks the blocksize with the real typesize, then caps the typesize.
-        let blocksize = self.blocksize_for(nbytes);
+        let blocksize = self.blocksize_asking(nbytes, asked_blocksize);
         let typesize = if p.typesize > MAX_SPLIT_TYPESIZE {
             1
         } else {
@@ -462,7 +493,13 @@ impl Context {
                 given: dst.len(),
             });
         }
-        let plan = self.plan(nbytes);
+        let asked_blocksize = self.asked_blocksize();
+        let plan = self.plan(nbytes, asked_blocksize);
+        if let Some(last) = &self.last_blocksize {
+            if nbytes >= self.params.typesize {
+                last.store(plan.blocksize, Ordering::Relaxed);
+            }
+        }
         let mut h = self.base_header(&plan);
         let p = &self.params;
         let memcpyed = p.clevel == 0
@@ -470,7 +507,7 @@ impl Context {
             || EXTENDED_HEADER_LEN + 4 * plan.nblocks > dst.len();
         if memcpyed {
             h.flags |= header::MEMCPYED;
-            return self.write_memcpyed(&mut h, src, dst);
+            return self.write_memcpyed(&mut h, asked_blocksize, src, dst);
         }
         if p.filters.contains(&filters::DELTA) {
             h.flags |= header::DODELTA;
@@ -491,7 +528,7 @@ impl Context {
             let end = pos + 4 + d.bytes.len();
             if end > dst.len() {
                 h.flags |= header::MEMCPYED;
-                return self.write_memcpyed(&mut h, src, dst);
+                return self.write_memcpyed(&mut h, asked_blocksize, src, dst);
             }
             dst[pos..pos + 4].copy_from_slice(&(d.bytes.len() as i32).to_le_bytes());
             dst[pos + 4..end].copy_from_slice(&d.bytes);
@@ -510,13 +547,14 @@ impl Context {
         let Some(end) = end else {
             // Incompressible, or larger than dst: store it as is.
             h.flags |= header::MEMCPYED;
-            return self.write_memcpyed(&mut h, src, dst);
+            return self.write_memcpyed(&mut h, asked_blocksize, src, dst);
         };
         let nstreams: usize = (0..plan.nblocks).map(|j| plan.nstreams(j)).sum();
         if dict.is_none() && end == EXTENDED_HEADER_LEN + 4 * plan.nblocks + 4 * nstreams {
             // Every stream is a run of zeros: the whole chunk is.
             h.blosc2_flags |= (SpecialValue::Zero as u8) << 4;
             h.cbytes = EXTENDED_HEADER_LEN;
+            label_blocksize(&mut h, asked_blocksize, nbytes);
         } else {
             h.cbytes = end;
         }
@@ -537,7 +575,13 @@ impl Context {
         super::decompress::decompress_with(&self.pool, chunk, dst)
     }
 
-    fn write_memcpyed(&self, h: &mut ChunkHeader, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    fn write_memcpyed(
+        &self,
+        h: &mut ChunkHeader,
+        asked_blocksize: usize,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<usize> {
         // No dictionary in a stored chunk. c-blosc2 leaves its flag set and then cannot
         // decode its own chunk (it reads the data's first word as the dictionary's size).
         h.blosc2_flags &= !header::USEDICT;
@@ -549,6 +593,7 @@ impl Context {
             });
         }
         h.cbytes = total;
+        label_blocksize(h, asked_blocksize, src.len());
         h.write(dst);
         self.pool.copy(&mut dst[EXTENDED_HEADER_LEN..total], src);
         Ok(total)
@@ -959,8 +1004,22 @@ impl Context {
         nbytes: usize,
         value: Option<&[u8]>,
     ) -> Result<Vec<u8>> {
-        let plan = self.plan(nbytes);
+        let plan = self.plan(nbytes, self.params.blocksize);
         super::special::build(kind, nbytes, self.params.typesize, plan.blocksize, value)
+    }
+}
+
+/// Labels a chunk without blocks (stored, or a run of zeros) with the blocksize asked for, as
+/// c-blosc2 records it: capped at nbytes but not rounded to the typesize (nothing is cut by
+/// it there). Blocked chunks keep the blocksize they are cut by: where c-blosc2's label and
+/// cut differ there, it cannot read its own chunk.
+fn label_blocksize(h: &mut ChunkHeader, asked_blocksize: usize, nbytes: usize) {
+    if asked_blocksize > 0 {
+        h.blocksize = if nbytes > 0 {
+            asked_blocksize.min(nbytes)
+        } else {
+            asked_blocksize
+        };
     }
 }
 

@@ -341,6 +341,34 @@ def test_blocksizes_and_splits_match_c_blosc2_at_every_clevel():
     assert not differ, f"{len(differ)} chunk headers differ, e.g. {differ[:5]}"
 
 
+def test_explicit_blocksizes_label_chunks_without_blocks_as_c_blosc2_does():
+    # c-blosc2 cuts blocks by the explicit blocksize rounded down to the typesize, but its
+    # header records the blocksize as asked, capped at nbytes (any size for an empty chunk).
+    # Chunks without blocks (empty, stored, a run of zeros) then differ only in that label.
+    rng = np.random.default_rng(9)
+    noise = rng.integers(0, 256, 200_000, dtype=np.uint8).tobytes()
+    ramp = (np.arange(50_000, dtype="<i4") // 3).tobytes()
+    cases = [  # (data, typesize, blocksize, clevel)
+        (b"", 1, 4848, 5), (b"", 12, 7, 0), (b"", 4, 0, 5),
+        (ramp[:2], 3, 804, 9), (ramp[:6], 7, 8511, 5), (ramp[:6], 7, 0, 5),
+        (noise[:107], 33, 10_098, 9), (noise[:5000], 33, 54_487, 5),
+        (ramp[:200_000], 24, 4807, 0), (ramp[:40_003], 4, 65_536, 0),
+        (noise[:40_001], 4, 100_000, 5), (bytes(40_000), 3, 1000, 5),
+        (bytes(40_001), 4, 50_000, 5),
+    ]
+    differ = []
+    for (data, typesize, blocksize, clevel), codec in itertools.product(cases, CODECS):
+        a = blosc2.compress2(data, codec=CODECS[codec], clevel=clevel, typesize=typesize,
+                             blocksize=blocksize, filters=[F.SHUFFLE], filters_meta=[0])
+        b = b2frame.compress(data, b2frame.cparams(codec=codec, clevel=clevel, typesize=typesize,
+                                                   blocksize=blocksize, filters=[F.SHUFFLE.value]))
+        assert blosc2.decompress2(b) == data and b2frame.decompress(a) == data
+        if a != b:
+            differ.append((len(data), typesize, blocksize, clevel, codec, a[:32].hex(),
+                           b[:32].hex()))
+    assert not differ, f"{len(differ)} chunks differ from c-blosc2's, e.g. {differ[:3]}"
+
+
 def barely_compressible(rng, n):
     """Random bytes with a few short runs: compresses a little, or not at all."""
     out = bytearray()

@@ -531,6 +531,27 @@ def test_appended_frames_are_byte_identical_to_c_blosc2s(tmp_path, codec):
     assert b2frame.Frame.open(ours).info().cbytes == cbytes
 
 
+def append_to_both_and_compare(tmp_path, chunksize, their_cparams, our_cparams, chunks):
+    """Appends `chunks` to a new c-blosc2 super-chunk and a new frame of ours (contiguous
+    files), closes both, and returns where the files differ (the lengths, then the first
+    positions; [] when they are the same), the thread counts python-blosc2 records in the
+    header (bytes 63-67) masked."""
+    theirs, ours = tmp_path / "c.b2frame", tmp_path / "o.b2frame"
+    s = blosc2.SChunk(chunksize=chunksize, urlpath=str(theirs), contiguous=True, mode="w",
+                      cparams=their_cparams)
+    f = b2frame.Frame.create(ours, contiguous=True, chunksize=chunksize, **our_cparams)
+    for c in chunks:
+        s.append_data(c)
+        f.append(c)
+    del s
+    f.close()
+    a, b = bytearray(theirs.read_bytes()), bytearray(ours.read_bytes())
+    a[63:68] = b[63:68] = b"\0" * 5
+    if a == b:
+        return []
+    return [len(a), len(b)] + [i for i in range(min(len(a), len(b))) if a[i] != b[i]][:4]
+
+
 def test_appended_frames_match_c_blosc2_for_every_parameter(tmp_path):
     # Header fields (codec and clevel flags, split mode, filters, typesize, chunksize), chunks,
     # index and trailer: byte for byte over the parameters a frame records.
@@ -544,26 +565,50 @@ def test_appended_frames_match_c_blosc2_for_every_parameter(tmp_path):
             codecs, [0, 1, 8, 9], [1, 4, 16], pipelines, [1, 2, 3, 4]):
         chunksize = typesize * 3001
         filters = pipelines[pipeline]
-        theirs, ours = tmp_path / "c.b2frame", tmp_path / "o.b2frame"
-        s = blosc2.SChunk(chunksize=chunksize, urlpath=str(theirs), contiguous=True, mode="w",
-                          cparams=dict(codec=codecs[codec], clevel=clevel, typesize=typesize,
-                                       nthreads=1, filters=filters or [F.NOFILTER],
-                                       filters_meta=[0] * max(len(filters), 1),
-                                       splitmode=blosc2.SplitMode(split)))
-        f = b2frame.Frame.create(ours, contiguous=True, chunksize=chunksize, codec=codec,
-                                 clevel=clevel, typesize=typesize,
-                                 filters=[x.value for x in filters],
-                                 filters_meta=[0] * len(filters), splitmode=split)
-        for k in range(3):
-            c = (np.arange(chunksize, dtype=np.uint8) * (k + 3) // 7).tobytes()
-            s.append_data(c)
-            f.append(c)
-        del s
-        f.close()
-        a, b = bytearray(theirs.read_bytes()), bytearray(ours.read_bytes())
-        a[63:68] = b[63:68] = b"\0" * 5
-        if a != b:
-            differ.append((codec, clevel, typesize, pipeline, split, len(a), len(b)))
+        chunks = [(np.arange(chunksize, dtype=np.uint8) * (k + 3) // 7).tobytes()
+                  for k in range(3)]
+        at = append_to_both_and_compare(
+            tmp_path, chunksize,
+            dict(codec=codecs[codec], clevel=clevel, typesize=typesize, nthreads=1,
+                 filters=filters or [F.NOFILTER], filters_meta=[0] * max(len(filters), 1),
+                 splitmode=blosc2.SplitMode(split)),
+            dict(codec=codec, clevel=clevel, typesize=typesize,
+                 filters=[x.value for x in filters], filters_meta=[0] * len(filters),
+                 splitmode=split),
+            chunks)
+        if at:
+            differ.append((codec, clevel, typesize, pipeline, split, at))
+    assert not differ, f"{len(differ)} frames differ from c-blosc2's, e.g. {differ[:5]}"
+
+
+def test_short_chunks_and_the_chunks_after_them_are_c_blosc2s(tmp_path):
+    # c-blosc2 compresses a super-chunk's chunks through one context whose blocksize each
+    # chunk leaves to the next: a short last chunk is cut by the full chunks' blocksize
+    # (LZ4 at clevel 1 unsplit: 16 KiB, where 20000 bytes alone make one block), chunks after
+    # a short one by its blocksize, and stored chunks are labelled with it (at clevel 0:
+    # 8 KiB). Frames compared byte for byte, thread counts masked. Sizes are whole items:
+    # where they are not, c-blosc2 cannot read its own compressed chunk (README).
+    F = blosc2.Filter
+    codecs = {b2frame.CODEC_LZ4: blosc2.Codec.LZ4, b2frame.CODEC_LZ4HC: blosc2.Codec.LZ4HC,
+              b2frame.CODEC_ZSTD: blosc2.Codec.ZSTD}
+    rng = np.random.default_rng(3)
+    noise = rng.integers(0, 256, 200_000, dtype=np.uint8).tobytes()
+    ramp = (np.arange(100_000, dtype="<i4") // 3).tobytes()
+    sequences = [[65536, 65536, 20000], [65536, 20000, 65536, 1000, 65536], [65536, 4000, 0]]
+    differ = []
+    for codec, clevel, shuffle, data, sizes in itertools.product(
+            codecs, [0, 1, 5], [False, True], [noise, ramp], sequences):
+        filters = [F.SHUFFLE] if shuffle else [F.NOFILTER]
+        chunks = [data[k * 1000:k * 1000 + n] for k, n in enumerate(sizes)]
+        at = append_to_both_and_compare(
+            tmp_path, 65536,
+            dict(codec=codecs[codec], clevel=clevel, typesize=4, nthreads=1, filters=filters,
+                 filters_meta=[0], splitmode=blosc2.SplitMode.FORWARD_COMPAT_SPLIT),
+            dict(codec=codec, clevel=clevel, typesize=4, filters=[x.value for x in filters],
+                 filters_meta=[0], splitmode=b2frame.SPLIT_FORWARD_COMPAT),
+            chunks)
+        if at:
+            differ.append((codec, clevel, shuffle, len(data), sizes, at))
     assert not differ, f"{len(differ)} frames differ from c-blosc2's, e.g. {differ[:5]}"
 
 
