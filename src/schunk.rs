@@ -202,10 +202,10 @@ fn short_last(chunksize: i64, nbytes: i64, n: usize) -> bool {
 /// names its own) leaves new chunks c-blosc2's default blocksize, and typesize 1. An array's
 /// context carries its blockshape, for the chunks NDCELL and NDMEAN code, read or written.
 /// Each chunk's blocksize is the next one's asked for, as in c-blosc2 (see
-/// [`Context::follow_last_blocksize`]).
+/// [`Context::carry_over_between_chunks`]).
 fn context_for(h: &FrameHeader) -> Result<Context> {
     let mut c = params_context(h)?;
-    c.follow_last_blocksize();
+    c.carry_over_between_chunks();
     if let Some(bs) = array_blockshape(h) {
         c.set_array_blockshape(bs);
     }
@@ -416,7 +416,7 @@ impl SChunk {
         };
         let frame = Frame::create(store, header, false)?;
         let mut ctx = Context::new(opts.params.clone())?;
-        ctx.follow_last_blocksize();
+        ctx.carry_over_between_chunks();
         Ok(SChunk {
             frame: RwLock::new(frame),
             writer: Mutex::new(()),

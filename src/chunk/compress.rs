@@ -181,9 +181,19 @@ pub struct Context {
     /// The n-dim array's blockshape, for NDCELL and NDMEAN (see
     /// [`Context::set_array_blockshape`]).
     array_blockshape: Option<Vec<i32>>,
-    /// A super-chunk's context (see [`Context::follow_last_blocksize`]): the blocksize the
-    /// last chunk was cut by, 0 before the first. `None` in one-shot contexts.
-    last_blocksize: Option<AtomicUsize>,
+    /// What a super-chunk's context carries from chunk to chunk (see
+    /// [`Context::carry_over_between_chunks`]); `None` in one-shot contexts.
+    carried: Option<Carried>,
+}
+
+/// What c-blosc2's context keeps of one chunk's compression for the next.
+#[derive(Debug, Default)]
+struct Carried {
+    /// The blocksize the last chunk was cut by, 0 before the first.
+    blocksize: AtomicUsize,
+    /// Set once a chunk was compressed: c-blosc2 caps a typesize above 255 to 1 in the
+    /// context itself, so later chunks pick their blocksize with typesize 1.
+    typesize_capped: AtomicBool,
 }
 
 /// The layout decisions for one chunk.
@@ -346,7 +356,7 @@ impl Context {
             params,
             pool,
             array_blockshape: None,
-            last_blocksize: None,
+            carried: None,
         })
     }
 
@@ -356,20 +366,36 @@ impl Context {
     /// short last chunk is cut by the blocksize of the chunks before it (not the one it would
     /// get alone), and chunks after a short chunk by the short chunk's. The one exception: a
     /// chunk smaller than an item leaves c-blosc2 blocks of 1 byte for every chunk after it
-    /// (stored uncompressed); here it leaves the blocksize as it was.
-    pub fn follow_last_blocksize(&mut self) {
-        self.last_blocksize = Some(AtomicUsize::new(0));
+    /// (stored uncompressed); here it leaves the blocksize as it was. A typesize above 255
+    /// carries over capped, as c-blosc2's does: 1 for the blocksize of every chunk after the
+    /// first (a short last chunk is then cut at any byte, not at whole items).
+    pub fn carry_over_between_chunks(&mut self) {
+        self.carried = Some(Carried::default());
     }
 
-    /// The blocksize asked for the next chunk: the last chunk's in a super-chunk's context
-    /// (once there is one), else the parameters' (0 = automatic).
-    fn asked_blocksize(&self) -> usize {
-        match &self.last_blocksize {
-            Some(last) => match last.load(Ordering::Relaxed) {
-                0 => self.params.blocksize,
-                b => b,
-            },
-            None => self.params.blocksize,
+    /// The blocksize asked for the next chunk (the last chunk's in a super-chunk's context,
+    /// once there is one, else the parameters'; 0 = automatic), and the typesize to pick
+    /// the blocksize with.
+    fn carried_in(&self) -> (usize, usize) {
+        let p = &self.params;
+        let Some(c) = &self.carried else {
+            return (p.blocksize, p.typesize);
+        };
+        let asked = match c.blocksize.load(Ordering::Relaxed) {
+            0 => p.blocksize,
+            b => b,
+        };
+        let capped = p.typesize > MAX_SPLIT_TYPESIZE && c.typesize_capped.load(Ordering::Relaxed);
+        (asked, if capped { 1 } else { p.typesize })
+    }
+
+    /// Records what the next chunk takes from this one (see [`Context::carried_in`]).
+    fn carry_out(&self, nbytes: usize, typesize: usize, blocksize: usize) {
+        if let Some(c) = &self.carried {
+            if nbytes >= typesize {
+                c.blocksize.store(blocksize, Ordering::Relaxed);
+            }
+            c.typesize_capped.store(true, Ordering::Relaxed);
         }
     }
 
@@ -398,26 +424,27 @@ impl Context {
 
     /// The blocksize this context uses for `nbytes` of data.
     pub fn blocksize_for(&self, nbytes: usize) -> usize {
-        self.blocksize_asking(nbytes, self.params.blocksize)
+        self.blocksize_asking(nbytes, self.params.blocksize, self.params.typesize)
     }
 
-    fn blocksize_asking(&self, nbytes: usize, asked: usize) -> usize {
+    fn blocksize_asking(&self, nbytes: usize, asked: usize, typesize: usize) -> usize {
         let p = &self.params;
         compute_blocksize(
             p.splitmode,
             p.codec,
             p.clevel,
             self.has_shuffle(),
-            p.typesize,
+            typesize,
             nbytes,
             asked,
         )
     }
 
-    fn plan(&self, nbytes: usize, asked_blocksize: usize) -> Plan {
+    /// The layout of a chunk of `nbytes`, its blocksize picked as asked with `stune_typesize`.
+    fn plan(&self, nbytes: usize, asked_blocksize: usize, stune_typesize: usize) -> Plan {
         let p = &self.params;
         // c-blosc2 picks the blocksize with the real typesize, then caps the typesize.
-        let blocksize = self.blocksize_asking(nbytes, asked_blocksize);
+        let blocksize = self.blocksize_asking(nbytes, asked_blocksize, stune_typesize);
         let typesize = if p.typesize > MAX_SPLIT_TYPESIZE {
             1
         } else {
@@ -493,13 +520,9 @@ impl Context {
                 given: dst.len(),
             });
         }
-        let asked_blocksize = self.asked_blocksize();
-        let plan = self.plan(nbytes, asked_blocksize);
-        if let Some(last) = &self.last_blocksize {
-            if nbytes >= self.params.typesize {
-                last.store(plan.blocksize, Ordering::Relaxed);
-            }
-        }
+        let (asked_blocksize, stune_typesize) = self.carried_in();
+        let plan = self.plan(nbytes, asked_blocksize, stune_typesize);
+        self.carry_out(nbytes, stune_typesize, plan.blocksize);
         let mut h = self.base_header(&plan);
         let p = &self.params;
         let memcpyed = p.clevel == 0
@@ -1004,7 +1027,7 @@ impl Context {
         nbytes: usize,
         value: Option<&[u8]>,
     ) -> Result<Vec<u8>> {
-        let plan = self.plan(nbytes, self.params.blocksize);
+        let plan = self.plan(nbytes, self.params.blocksize, self.params.typesize);
         super::special::build(kind, nbytes, self.params.typesize, plan.blocksize, value)
     }
 }
