@@ -865,9 +865,11 @@ fn names_that_are_not_utf8_are_kept() {
     check(&r, &[data(1, CHUNK)], "non-UTF-8 names");
 }
 
-/// The blocksize each chunk header records (bytes 8..12).
+/// The blocksize a chunk's header records.
 fn chunk_blocksize(chunk: &[u8]) -> usize {
-    u32::from_le_bytes(chunk[8..12].try_into().unwrap()) as usize
+    b2frame::chunk::header::ChunkHeader::parse(chunk)
+        .unwrap()
+        .blocksize
 }
 
 #[test]

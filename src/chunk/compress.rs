@@ -443,7 +443,8 @@ impl Context {
     /// The layout of a chunk of `nbytes`, its blocksize picked as asked with `stune_typesize`.
     fn plan(&self, nbytes: usize, asked_blocksize: usize, stune_typesize: usize) -> Plan {
         let p = &self.params;
-        // c-blosc2 picks the blocksize with the real typesize, then caps the typesize.
+        // c-blosc2 picks the blocksize with the typesize its context holds (the real one
+        // until a super-chunk's context has capped it), then caps the typesize.
         let blocksize = self.blocksize_asking(nbytes, asked_blocksize, stune_typesize);
         let typesize = if p.typesize > MAX_SPLIT_TYPESIZE {
             1
