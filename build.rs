@@ -15,6 +15,12 @@ fn main() {
     // The soname carries the major version: libb2frame.so.0.
     if env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libb2frame.so.{major}");
+        // Code in pages of its own (GNU ld's default, not lld's): .text then starts at the same
+        // place in a page whatever the size of the read-only data before it, and with it the
+        // codecs' hot functions, which the profile's call graph puts first. Without it,
+        // libdeflate's tables moved them by 256 bytes within their pages and zlib compression
+        // ran 3% slower (random data, alternating with c-blosc2: 0.98-0.99 -> 0.94-0.97).
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-z,separate-code");
     }
 
     let mut config =

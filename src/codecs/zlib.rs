@@ -1,9 +1,24 @@
 //! zlib through libz-sys, built on zlib-ng 2.3.3 in compat mode: the same deflate engine and
-//! version c-blosc2's wheels bundle, so ratios and speed compare like for like.
+//! version c-blosc2's wheels bundle, so ratios are c-blosc2's and chunks are identical.
 //!
-//! The `unsafe` blocks are calls into the C library with slices we own.
+//! Decoding takes libdeflate first for streams that compress less than 16:1, which is where
+//! it is faster than zlib-ng: measured over 30 kinds of data (runs, sparse noise, text,
+//! quantized and smooth floats, counters; unfiltered, shuffled, 256 KiB streams), every stream
+//! below 16:1 decoded 1.08-1.46x faster, between 16:1 and 35:1 0.94-1.30x, and above that
+//! streams of long short-distance repeats 0.17-0.6x (zlib-ng fills those with memset). Any
+//! stream libdeflate does not decode in full is handed to zlib-ng, whose verdict stands, so
+//! what fails is zlib-ng's verdict. One kind of invalid stream libdeflate takes where zlib-ng
+//! (and so c-blosc2) does not: length symbols 286 and 287, which only a fixed-code block can
+//! hold and RFC 1951 leaves unused, read as length 258 like symbol 285. Such a stream still
+//! has to fill exactly the expected length and match its Adler-32 (tests: mutated streams).
+//!
+//! The `unsafe` blocks are calls into the C libraries with slices we own.
 
+use std::cell::RefCell;
 use std::ffi::{c_int, c_uchar, c_ulong};
+use std::ptr::NonNull;
+
+use libdeflate_sys as ld;
 
 use crate::error::{Error, Result};
 
@@ -48,6 +63,13 @@ pub fn compress(clevel: u8, src: &[u8], dst: &mut [u8]) -> usize {
 
 /// Decompresses one stream into exactly `dst.len()` bytes.
 pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    if suits_libdeflate(src, dst.len()) && libdeflate_decodes(src, dst) {
+        return Ok(dst.len());
+    }
+    zlib_ng_decompress(src, dst)
+}
+
+fn zlib_ng_decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
     let mut out_len = dst.len() as c_ulong;
     // SAFETY: uncompress writes at most out_len bytes into dst and reads src.len() bytes.
     let rc = unsafe {
@@ -70,4 +92,172 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
         )));
     }
     Ok(dst.len())
+}
+
+/// Whether `src` is a stream libdeflate decodes faster than zlib-ng (see the module comment).
+fn suits_libdeflate(src: &[u8], out_len: usize) -> bool {
+    src.len().saturating_mul(16) > out_len
+}
+
+struct Decompressor(NonNull<ld::libdeflate_decompressor>);
+impl Drop for Decompressor {
+    fn drop(&mut self) {
+        // SAFETY: the pointer came from libdeflate_alloc_decompressor and is freed once.
+        unsafe { ld::libdeflate_free_decompressor(self.0.as_ptr()) };
+    }
+}
+
+thread_local! {
+    // One per thread, as libdeflate's decompressors are not to be shared between threads.
+    static DECOMPRESSOR: RefCell<Option<Decompressor>> = const { RefCell::new(None) };
+}
+
+/// Whether libdeflate decoded `src` into exactly `dst.len()` bytes with a matching checksum.
+/// On false, `dst` holds anything.
+fn libdeflate_decodes(src: &[u8], dst: &mut [u8]) -> bool {
+    DECOMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            // SAFETY: allocation call; NULL is handled below.
+            *slot = NonNull::new(unsafe { ld::libdeflate_alloc_decompressor() }).map(Decompressor);
+        }
+        let Some(d) = slot.as_ref() else {
+            return false;
+        };
+        // SAFETY: a live decompressor owned by this thread and two valid slices; libdeflate
+        // writes at most dst.len() bytes and, given no length pointer, succeeds only when the
+        // stream fills dst exactly.
+        let rc = unsafe {
+            ld::libdeflate_zlib_decompress(
+                d.0.as_ptr(),
+                src.as_ptr().cast(),
+                src.len(),
+                dst.as_mut_ptr().cast(),
+                dst.len(),
+                std::ptr::null_mut(),
+            )
+        };
+        rc == ld::libdeflate_result_LIBDEFLATE_SUCCESS
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compressed(src: &[u8], clevel: u8) -> Vec<u8> {
+        let mut out = vec![0u8; src.len() + src.len() / 100 + 64];
+        let n = compress(clevel, src, &mut out);
+        assert!(n > 0);
+        out.truncate(n);
+        out
+    }
+
+    /// Data on both sides of the 16:1 line: words picked at random (about 5:1, libdeflate) and
+    /// long runs (hundreds to one, zlib-ng).
+    fn samples() -> Vec<Vec<u8>> {
+        let words: [&[u8]; 8] = [
+            b"frame ", b"chunk ", b"block ", b"blosc ", b"zlib ", b"the ", b"of ", b"a ",
+        ];
+        let mut x = 0x9E37_79B9_u32;
+        let mut text = Vec::new();
+        while text.len() < 100_000 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            text.extend_from_slice(words[(x % 8) as usize]);
+        }
+        vec![text, (0..100_000u32).map(|i| (i / 5000) as u8).collect()]
+    }
+
+    #[test]
+    fn streams_on_both_sides_of_the_libdeflate_line_decode_to_the_input() {
+        let mut took_libdeflate = [false, false];
+        for src in samples() {
+            for clevel in [1, 5, 9] {
+                let c = compressed(&src, clevel);
+                took_libdeflate[usize::from(suits_libdeflate(&c, src.len()))] = true;
+                let mut back = vec![0u8; src.len()];
+                assert_eq!(decompress(&c, &mut back).unwrap(), src.len());
+                assert!(back == src, "clevel {clevel}");
+            }
+        }
+        assert_eq!(
+            took_libdeflate,
+            [true, true],
+            "both decoders were exercised"
+        );
+    }
+
+    #[test]
+    fn bad_streams_get_zlib_ngs_verdict_on_either_path() {
+        for src in samples() {
+            let c = compressed(&src, 5);
+            let fast = suits_libdeflate(&c, src.len());
+            let mut back = vec![0u8; src.len()];
+            // A wrong checksum: libdeflate fails, zlib-ng says why.
+            let mut bad_sum = c.clone();
+            *bad_sum.last_mut().unwrap() ^= 1;
+            let err = decompress(&bad_sum, &mut back).unwrap_err().to_string();
+            assert!(
+                err.contains("does not decode (error -3)"),
+                "{err} (fast path {fast})"
+            );
+            // One byte short of the output it should fill, and one byte over.
+            let mut short = vec![0u8; src.len() - 1];
+            let err = decompress(&c, &mut short).unwrap_err().to_string();
+            assert!(err.contains("does not decode"), "{err}");
+            let mut long = vec![0u8; src.len() + 1];
+            let err = decompress(&c, &mut long).unwrap_err().to_string();
+            assert!(err.contains("decoded to"), "{err}");
+        }
+    }
+
+    /// Whatever libdeflate decodes from streams with one to three bits flipped (header, block
+    /// codes, distances, checksum; 8,000 of them), zlib-ng decodes to the same bytes, or
+    /// rejects it and libdeflate's bytes are the data compressed (the symbols 286 and 287 of
+    /// the module comment).
+    #[test]
+    fn mutated_streams_libdeflate_decodes_zlib_ng_decodes_alike() {
+        let mut x = 0x2545_F491_u64;
+        let mut rnd = move |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let (mut accepted, mut lenient, mut tried) = (0, 0, 0);
+        for src in samples() {
+            let src = &src[..20_000];
+            for clevel in [1, 6] {
+                let c = compressed(src, clevel);
+                for _ in 0..2000 {
+                    let mut m = c.clone();
+                    for _ in 0..1 + rnd(3) {
+                        let at = if rnd(4) == 0 { rnd(2) } else { rnd(m.len()) };
+                        m[at] ^= 1 << rnd(8);
+                    }
+                    let mut fast = vec![0u8; src.len()];
+                    tried += 1;
+                    if !libdeflate_decodes(&m, &mut fast) {
+                        continue;
+                    }
+                    accepted += 1;
+                    let mut slow = vec![0u8; src.len()];
+                    match zlib_ng_decompress(&m, &mut slow) {
+                        Ok(_) => assert!(fast == slow),
+                        Err(_) => {
+                            lenient += 1;
+                            assert!(fast == src);
+                        }
+                    }
+                }
+            }
+        }
+        // Measured: 464 of 8,000 decode in libdeflate, 43 of them rejected by zlib-ng.
+        assert!(
+            lenient < accepted && accepted < tried,
+            "{lenient} {accepted} {tried}"
+        );
+    }
 }
