@@ -6,11 +6,11 @@
 //! quantized and smooth floats, counters; unfiltered, shuffled, 256 KiB streams), every stream
 //! below 16:1 decoded 1.08-1.46x faster, between 16:1 and 35:1 0.94-1.30x, and above that
 //! streams of long short-distance repeats 0.17-0.6x (zlib-ng fills those with memset). Any
-//! stream libdeflate does not decode in full is handed to zlib-ng, whose verdict stands, so
-//! what fails is zlib-ng's verdict. One kind of invalid stream libdeflate takes where zlib-ng
-//! (and so c-blosc2) does not: length symbols 286 and 287, which only a fixed-code block can
-//! hold and RFC 1951 leaves unused, read as length 258 like symbol 285. Such a stream still
-//! has to fill exactly the expected length and match its Adler-32 (tests: mutated streams).
+//! stream libdeflate does not decode in full is handed to zlib-ng, whose verdict and message
+//! stand. One kind of invalid stream libdeflate takes where zlib-ng (and so c-blosc2) does
+//! not: length symbols 286 and 287, which only a fixed-code block can hold and RFC 1951 leaves
+//! unused, read as length 258 like symbol 285. Such a stream still has to fill exactly the
+//! expected length and match its Adler-32 (tests: mutated streams).
 //!
 //! The `unsafe` blocks are calls into the C libraries with slices we own.
 
