@@ -8,6 +8,8 @@ use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void};
 use std::ptr::NonNull;
 
+use super::with_per_thread;
+
 use crate::error::{Error, Result};
 
 #[allow(non_camel_case_types)]
@@ -164,15 +166,9 @@ thread_local! {
 /// Compresses one block against `dict` (the stream is reset to the dictionary first, so every
 /// block decodes on its own, as c-blosc2 does). Returns the length or 0.
 pub fn compress_with_dict(clevel: u8, dict: &[u8], src: &[u8], dst: &mut [u8]) -> usize {
-    STREAM.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            // SAFETY: allocation call; NULL handled below.
-            *slot = NonNull::new(unsafe { lz4_sys::LZ4_createStream() }.cast()).map(Stream);
-        }
-        let Some(stream) = slot.as_ref() else {
-            return 0;
-        };
+    // SAFETY: allocation call; NULL is handled by with_per_thread.
+    let make = || NonNull::new(unsafe { lz4_sys::LZ4_createStream() }.cast()).map(Stream);
+    with_per_thread(&STREAM, make, |stream| {
         let s = stream.0.as_ptr();
         // SAFETY: s is a live stream owned by this thread; the slices are valid. The dictionary
         // outlives the compression call that references it.
@@ -189,19 +185,14 @@ pub fn compress_with_dict(clevel: u8, dict: &[u8], src: &[u8], dst: &mut [u8]) -
         };
         usize::try_from(n).unwrap_or(0)
     })
+    .unwrap_or(0)
 }
 
 /// LZ4HC version of [`compress_with_dict`].
 pub fn compress_hc_with_dict(clevel: u8, dict: &[u8], src: &[u8], dst: &mut [u8]) -> usize {
-    STREAM_HC.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            // SAFETY: allocation call; NULL handled below.
-            *slot = NonNull::new(unsafe { LZ4_createStreamHC() }).map(StreamHC);
-        }
-        let Some(stream) = slot.as_ref() else {
-            return 0;
-        };
+    // SAFETY: allocation call; NULL is handled by with_per_thread.
+    let make = || NonNull::new(unsafe { LZ4_createStreamHC() }).map(StreamHC);
+    with_per_thread(&STREAM_HC, make, |stream| {
         let s = stream.0.as_ptr();
         // SAFETY: s is a live stream owned by this thread; the slices are valid.
         let n = unsafe {
@@ -217,4 +208,5 @@ pub fn compress_hc_with_dict(clevel: u8, dict: &[u8], src: &[u8], dst: &mut [u8]
         };
         usize::try_from(n).unwrap_or(0)
     })
+    .unwrap_or(0)
 }

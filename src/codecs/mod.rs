@@ -6,6 +6,26 @@ pub mod lz4_block;
 pub mod zlib;
 pub mod zstd;
 
+use std::cell::RefCell;
+use std::thread::LocalKey;
+
+/// Runs `f` on this thread's `T` kept in `key`, made by `make` on first use: the C codecs'
+/// contexts and streams, one per thread as they cannot be shared, kept until the thread ends.
+/// `None` when `make` fails (out of memory).
+fn with_per_thread<T: 'static, R>(
+    key: &'static LocalKey<RefCell<Option<T>>>,
+    make: impl FnOnce() -> Option<T>,
+    f: impl FnOnce(&T) -> R,
+) -> Option<R> {
+    key.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = make();
+        }
+        slot.as_ref().map(f)
+    })
+}
+
 /// Blosc2 codec ids (`compcode`).
 pub const BLOSCLZ: u8 = 0;
 pub const LZ4: u8 = 1;

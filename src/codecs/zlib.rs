@@ -20,6 +20,7 @@ use std::ptr::NonNull;
 
 use libdeflate_sys as ld;
 
+use super::with_per_thread;
 use crate::error::{Error, Result};
 
 extern crate libz_sys;
@@ -115,15 +116,9 @@ thread_local! {
 /// Whether libdeflate decoded `src` into exactly `dst.len()` bytes with a matching checksum.
 /// On false, `dst` holds anything.
 fn libdeflate_decodes(src: &[u8], dst: &mut [u8]) -> bool {
-    DECOMPRESSOR.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            // SAFETY: allocation call; NULL is handled below.
-            *slot = NonNull::new(unsafe { ld::libdeflate_alloc_decompressor() }).map(Decompressor);
-        }
-        let Some(d) = slot.as_ref() else {
-            return false;
-        };
+    // SAFETY: allocation call; NULL is handled by with_per_thread.
+    let make = || NonNull::new(unsafe { ld::libdeflate_alloc_decompressor() }).map(Decompressor);
+    with_per_thread(&DECOMPRESSOR, make, |d| {
         // SAFETY: a live decompressor owned by this thread and two valid slices; libdeflate
         // writes at most dst.len() bytes and, given no length pointer, succeeds only when the
         // stream fills dst exactly.
@@ -139,6 +134,7 @@ fn libdeflate_decodes(src: &[u8], dst: &mut [u8]) -> bool {
         };
         rc == ld::libdeflate_result_LIBDEFLATE_SUCCESS
     })
+    .unwrap_or(false)
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use std::ptr::NonNull;
 
 use zstd_sys as z;
 
+use super::with_per_thread;
 use crate::error::{Error, Result};
 
 /// Largest dictionary c-blosc2 builds or accepts (`BLOSC2_MAXDICTSIZE`).
@@ -52,25 +53,15 @@ thread_local! {
 }
 
 fn with_cctx<R>(f: impl FnOnce(*mut z::ZSTD_CCtx) -> R) -> Option<R> {
-    CCTX.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            // SAFETY: allocation call; NULL is handled below.
-            *slot = NonNull::new(unsafe { z::ZSTD_createCCtx() }).map(CCtx);
-        }
-        slot.as_ref().map(|c| f(c.0.as_ptr()))
-    })
+    // SAFETY: allocation call; NULL is handled by with_per_thread.
+    let make = || NonNull::new(unsafe { z::ZSTD_createCCtx() }).map(CCtx);
+    with_per_thread(&CCTX, make, |c| f(c.0.as_ptr()))
 }
 
 fn with_dctx<R>(f: impl FnOnce(*mut z::ZSTD_DCtx) -> R) -> Option<R> {
-    DCTX.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            // SAFETY: allocation call; NULL is handled below.
-            *slot = NonNull::new(unsafe { z::ZSTD_createDCtx() }).map(DCtx);
-        }
-        slot.as_ref().map(|d| f(d.0.as_ptr()))
-    })
+    // SAFETY: allocation call; NULL is handled by with_per_thread.
+    let make = || NonNull::new(unsafe { z::ZSTD_createDCtx() }).map(DCtx);
+    with_per_thread(&DCTX, make, |d| f(d.0.as_ptr()))
 }
 
 /// Compresses `src` into `dst`; returns the length, or 0 if it does not fit (or fails).
