@@ -46,6 +46,19 @@ fn pipelines(typesize: usize) -> Vec<(&'static str, [u8; 6], [u8; 6])> {
             [filters::TRUNC_PREC, filters::SHUFFLE, 0, 0, 0, 0],
             [20, 0, 0, 0, 0, 0],
         ));
+        // Blocks after block 0 are coded against block 0 as it reads back (truncated).
+        v.push((
+            "trunc_prec+delta",
+            [
+                filters::TRUNC_PREC,
+                filters::DELTA,
+                filters::SHUFFLE,
+                0,
+                0,
+                0,
+            ],
+            [20, 0, 0, 0, 0, 0],
+        ));
     }
     v
 }

@@ -205,6 +205,9 @@ struct Plan {
     nblocks: usize,
     leftover: usize,
     dont_split: bool,
+    /// What delta codes the blocks after block 0 against, when not the raw block 0 (see
+    /// [`Context::delta_reference`]).
+    delta_ref: Option<Vec<u8>>,
 }
 
 impl Plan {
@@ -466,6 +469,7 @@ impl Context {
             nblocks: nbytes.div_ceil(blocksize),
             leftover: nbytes % blocksize,
             dont_split,
+            delta_ref: None,
         }
     }
 
@@ -522,7 +526,7 @@ impl Context {
             });
         }
         let (asked_blocksize, stune_typesize) = self.carried_in();
-        let plan = self.plan(nbytes, asked_blocksize, stune_typesize);
+        let mut plan = self.plan(nbytes, asked_blocksize, stune_typesize);
         self.carry_out(nbytes, stune_typesize, plan.blocksize);
         let mut h = self.base_header(&plan);
         let p = &self.params;
@@ -535,6 +539,7 @@ impl Context {
         }
         if p.filters.contains(&filters::DELTA) {
             h.flags |= header::DODELTA;
+            plan.delta_ref = self.delta_reference(&plan, src)?;
         }
         if plan.dont_split {
             h.flags |= header::DONT_SPLIT;
@@ -809,6 +814,70 @@ impl Context {
         })
     }
 
+    /// Block 0 as decoders read it back, where that is not its input: with a lossy filter
+    /// (trunc_prec, int_trunc, ndmean) before the delta. Decoders, c-blosc2's too, undo the
+    /// delta of the other blocks against block 0 as decoded, so they are coded against that
+    /// here. c-blosc2 codes them against the raw block 0, and its chunks then read back wrong
+    /// (with [trunc_prec, delta] on compressible floats, most values). A lossy filter after
+    /// the delta truncates the differences themselves: nothing reads those back as written,
+    /// and the chunks stay c-blosc2's.
+    fn delta_reference(&self, plan: &Plan, src: &[u8]) -> Result<Option<Vec<u8>>> {
+        let f = &self.params.filters;
+        let lossy = |&id: &u8| {
+            matches!(
+                id,
+                filters::TRUNC_PREC | filters::INT_TRUNC | filters::NDMEAN
+            )
+        };
+        let delta = f.iter().position(|&id| id == filters::DELTA).unwrap_or(0);
+        if plan.nblocks < 2 || !f[..delta].iter().any(lossy) {
+            return Ok(None);
+        }
+        let n = plan.blocksize;
+        let (mut a, mut b) = (vec![0u8; n], vec![0u8; n]);
+        let mut block = match self.filter_block(plan, 0, src, &mut a, &mut b)? {
+            Buf::Src => src[..n].to_vec(),
+            Buf::A => a,
+            Buf::B => b,
+        };
+        // Undo the pipeline as a decoder does, last slot first.
+        let meta = self.filters_meta();
+        let ts = plan.typesize;
+        let mut out = vec![0u8; n];
+        for (&id, &m) in f.iter().zip(&meta).rev() {
+            match id {
+                filters::NOFILTER | filters::TRUNC_PREC | filters::INT_TRUNC => continue,
+                filters::DELTA => {
+                    filters::delta::decode_first_block(ts, &mut block);
+                    continue;
+                }
+                filters::SHUFFLE => {
+                    let g = if m == 0 { ts } else { usize::from(m) };
+                    filters::shuffle::unshuffle(g, &block, &mut out);
+                }
+                filters::BITSHUFFLE => {
+                    filters::bitshuffle::bitunshuffle(ts, &block, &mut out, header::VERSION_STABLE)?
+                }
+                filters::BYTEDELTA => filters::bytedelta::decode(usize::from(m), &block, &mut out),
+                filters::NDCELL | filters::NDMEAN => filters::ndcell::run(
+                    filters::ndcell::Direction::Decode,
+                    id,
+                    m,
+                    self.array_blockshape.as_deref(),
+                    self.params.typesize,
+                    &block,
+                    &mut out,
+                )?,
+                other => bail!(
+                    unsupported,
+                    "filter id {other} is not supported for compression"
+                ),
+            }
+            std::mem::swap(&mut block, &mut out);
+        }
+        Ok(Some(block))
+    }
+
     /// Runs the forward pipeline on block `j`; returns which buffer holds the result.
     fn filter_block(
         &self,
@@ -842,11 +911,13 @@ impl Context {
                 }
                 filters::BITSHUFFLE => filters::bitshuffle::bitshuffle(ts, input, output)?,
                 filters::DELTA => {
-                    // Block 0 is coded against itself; the others against the raw block 0.
+                    // Block 0 is coded against itself; the others against block 0.
                     if j == 0 {
                         filters::delta::encode(input, true, ts, input, output);
                     } else {
-                        filters::delta::encode(&src[..plan.blocksize], false, ts, input, output);
+                        let dref = plan.delta_ref.as_deref();
+                        let dref = dref.unwrap_or(&src[..plan.blocksize]);
+                        filters::delta::encode(dref, false, ts, input, output);
                     }
                 }
                 filters::TRUNC_PREC => filters::trunc_prec::truncate(m as i8, ts, input, output)?,
