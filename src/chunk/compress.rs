@@ -16,6 +16,7 @@ use super::{EXTENDED_HEADER_LEN, MAX_BLOCKSIZE, MAX_BUFFERSIZE, MAX_OVERHEAD};
 use crate::codecs;
 use crate::error::{Error, Result};
 use crate::filters;
+use crate::filters::pipeline::{is_noop_backward, Undo};
 use crate::memcopy;
 use crate::pool::{BufferStash, Pool};
 
@@ -841,39 +842,20 @@ impl Context {
             Buf::B => b,
         };
         // Undo the pipeline as a decoder does, last slot first.
-        let meta = self.filters_meta();
-        let ts = plan.typesize;
+        let undo = Undo {
+            typesize: plan.typesize,
+            frame_typesize: self.params.typesize,
+            array_blockshape: self.array_blockshape.as_deref(),
+            version: header::VERSION_STABLE,
+        };
         let mut out = vec![0u8; n];
-        for (&id, &m) in f.iter().zip(&meta).rev() {
-            match id {
-                filters::NOFILTER | filters::TRUNC_PREC | filters::INT_TRUNC => continue,
-                filters::DELTA => {
-                    filters::delta::decode_first_block(ts, &mut block);
-                    continue;
-                }
-                filters::SHUFFLE => {
-                    let g = if m == 0 { ts } else { usize::from(m) };
-                    filters::shuffle::unshuffle(g, &block, &mut out);
-                }
-                filters::BITSHUFFLE => {
-                    filters::bitshuffle::bitunshuffle(ts, &block, &mut out, header::VERSION_STABLE)?
-                }
-                filters::BYTEDELTA => filters::bytedelta::decode(usize::from(m), &block, &mut out),
-                filters::NDCELL | filters::NDMEAN => filters::ndcell::run(
-                    filters::ndcell::Direction::Decode,
-                    id,
-                    m,
-                    self.array_blockshape.as_deref(),
-                    self.params.typesize,
-                    &block,
-                    &mut out,
-                )?,
-                other => bail!(
-                    unsupported,
-                    "filter id {other} is not supported for compression"
-                ),
+        for (&id, &m) in f.iter().zip(&self.filters_meta()).rev() {
+            if id == filters::DELTA {
+                filters::delta::decode_first_block(plan.typesize, &mut block);
+            } else if !is_noop_backward(id) {
+                undo.step(id, m, &block, &mut out)?;
+                std::mem::swap(&mut block, &mut out);
             }
-            std::mem::swap(&mut block, &mut out);
         }
         Ok(Some(block))
     }

@@ -10,6 +10,7 @@ use super::header::{self, ChunkHeader, SpecialValue};
 use crate::codecs;
 use crate::error::{Error, Result};
 use crate::filters;
+use crate::filters::pipeline::{is_noop_backward, Undo};
 use crate::memcopy;
 use crate::pool::Pool;
 
@@ -621,6 +622,16 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
+    /// What undoing this chunk's filters needs.
+    fn undo(&self) -> Undo<'_> {
+        Undo {
+            typesize: self.typesize,
+            frame_typesize: self.frame_typesize,
+            array_blockshape: self.array_blockshape,
+            version: self.h.version,
+        }
+    }
+
     /// Undoes the filter pipeline (last slot first). The block's decoded streams are in `a`,
     /// but for those `sources` places elsewhere (stored raw in the chunk, runs of one byte), which
     /// the first step (an unshuffle) reads where they are.
@@ -669,47 +680,10 @@ impl<'a> Decoder<'a> {
                 _ => Buf::A,
             };
             let (src, dst) = pick(a, b, out, cur, next);
-            match id {
-                filters::SHUFFLE => {
-                    let ts = if meta == 0 {
-                        self.typesize
-                    } else {
-                        usize::from(meta)
-                    };
-                    match sources.take() {
-                        Some(sources) => self.unshuffle_sources(sources, src, dst),
-                        None => filters::shuffle::unshuffle(ts, src, dst),
-                    }
-                }
-                filters::BITSHUFFLE => {
-                    filters::bitshuffle::bitunshuffle(self.typesize, src, dst, self.h.version)?
-                }
-                filters::BYTEDELTA | filters::BYTEDELTA_BUGGY => {
-                    let ts = if meta == 0 {
-                        self.frame_typesize
-                    } else {
-                        usize::from(meta)
-                    };
-                    if id == filters::BYTEDELTA {
-                        filters::bytedelta::decode(ts, src, dst);
-                    } else {
-                        filters::bytedelta::decode_buggy(ts, src, dst);
-                    }
-                }
-                filters::NDCELL | filters::NDMEAN => filters::ndcell::run(
-                    filters::ndcell::Direction::Decode,
-                    id,
-                    meta,
-                    self.array_blockshape,
-                    self.frame_typesize,
-                    src,
-                    dst,
-                )?,
-                other => bail!(
-                    unsupported,
-                    "filter id {other} ({}) is not supported by b2frame",
-                    filters::name(other)
-                ),
+            // (`sources` come only with an unshuffle for the first step)
+            match (id, sources.take()) {
+                (filters::SHUFFLE, Some(sources)) => self.unshuffle_sources(sources, src, dst),
+                _ => self.undo().step(id, meta, src, dst)?,
             }
             cur = next;
         }
@@ -864,12 +838,6 @@ struct RunPlane {
 }
 
 /// Filters that need no work when decoding (the truncations are lossy, nothing to undo).
-fn is_noop_backward(id: u8) -> bool {
-    matches!(
-        id,
-        filters::NOFILTER | filters::TRUNC_PREC | filters::INT_TRUNC
-    )
-}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Buf {

@@ -12,7 +12,57 @@
 //! Two delta filters fail on more threads too: c-blosc2's workers wait for block 0's first
 //! delta only, and decode the other blocks against a half-undone block 0.
 
-use super::{DELTA, MAX_FILTERS, NDCELL, NDMEAN, NOFILTER, SHUFFLE, TRUNC_PREC};
+use super::{
+    bitshuffle, bytedelta, ndcell, shuffle, BITSHUFFLE, BYTEDELTA, BYTEDELTA_BUGGY, DELTA,
+    INT_TRUNC, MAX_FILTERS, NDCELL, NDMEAN, NOFILTER, SHUFFLE, TRUNC_PREC,
+};
+use crate::error::Result;
+
+/// Whether undoing filter `id` does nothing: empty slots and the lossy truncations.
+pub fn is_noop_backward(id: u8) -> bool {
+    matches!(id, NOFILTER | TRUNC_PREC | INT_TRUNC)
+}
+
+/// What undoing a filter of a chunk needs beside the filter's id and meta.
+pub struct Undo<'a> {
+    /// The chunk's typesize.
+    pub typesize: usize,
+    /// The frame's typesize: what bytedelta with meta 0, NDCELL and NDMEAN work with.
+    pub frame_typesize: usize,
+    /// The array's blockshape, for NDCELL and NDMEAN.
+    pub array_blockshape: Option<&'a [i32]>,
+    /// The chunk's format version (bitshuffle's layout depends on it).
+    pub version: u8,
+}
+
+impl Undo<'_> {
+    /// Undoes filter `id` with `meta` from `src` into `dst` (of the same length). Not for
+    /// delta, undone in place against block 0, nor for the filters [`is_noop_backward`].
+    pub fn step(&self, id: u8, meta: u8, src: &[u8], dst: &mut [u8]) -> Result<()> {
+        let or = |ts: usize| if meta == 0 { ts } else { usize::from(meta) };
+        match id {
+            SHUFFLE => shuffle::unshuffle(or(self.typesize), src, dst),
+            BITSHUFFLE => bitshuffle::bitunshuffle(self.typesize, src, dst, self.version)?,
+            BYTEDELTA => bytedelta::decode(or(self.frame_typesize), src, dst),
+            BYTEDELTA_BUGGY => bytedelta::decode_buggy(or(self.frame_typesize), src, dst),
+            NDCELL | NDMEAN => ndcell::run(
+                ndcell::Direction::Decode,
+                id,
+                meta,
+                self.array_blockshape,
+                self.frame_typesize,
+                src,
+                dst,
+            )?,
+            other => bail!(
+                unsupported,
+                "filter id {other} ({}) is not supported by b2frame",
+                super::name(other)
+            ),
+        }
+        Ok(())
+    }
+}
 
 /// Why c-blosc2 would decode chunks with this pipeline wrongly, or `None` when it decodes
 /// them right.
