@@ -359,3 +359,23 @@ fn cell_filters_outside_an_array_are_unsupported() {
         .unwrap();
     assert_eq!(out, src);
 }
+
+#[test]
+fn stored_chunk_short_of_its_bytes() {
+    // As c-blosc2 writes some small dictionary chunks: flagged as stored, with cbytes and the
+    // buffer both 2 bytes short of nbytes plus the header. Met in tests/python's random checks.
+    let ctx = Context::new(CParams {
+        clevel: 0,
+        typesize: 2,
+        ..CParams::default()
+    })
+    .unwrap();
+    let mut c = ctx.compress_to_vec(&[3u8; 28]).unwrap();
+    assert_eq!(c.len(), 60);
+    c.truncate(58);
+    put_i32(&mut c, 12, 58);
+    assert_corrupt(
+        decode(&c),
+        "memcpyed chunk of 28 bytes has cbytes 58 (expected 60)",
+    );
+}
