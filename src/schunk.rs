@@ -131,8 +131,8 @@ impl ReadView<'_> {
         let partial = fr
             .read_chunk_blocks(i, want, &mut buf)
             .map_err(|e| e.context(format_args!("chunk {i}")))?;
-        let r = if partial {
-            f(ChunkData::Stored(Cow::Borrowed(&buf)))
+        let r = if let Some(len) = partial {
+            f(ChunkData::Stored(Cow::Borrowed(&buf[..len])))
         } else {
             let data = fr
                 .chunk_data(i)
