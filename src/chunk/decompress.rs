@@ -837,8 +837,7 @@ struct RunPlane {
     buf: Vec<u8>,
 }
 
-/// Filters that need no work when decoding (the truncations are lossy, nothing to undo).
-
+/// Which buffer holds a block between the steps that undo its filters.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Buf {
     A,
