@@ -6,7 +6,8 @@ floats sometimes led by a lossy TRUNC_PREC), split mode, threads, zstd/LZ4 dicti
 chunk and block shapes, contiguous or sparse storage, and a sequence of edits (slab writes and
 a resize, and a saved copy for arrays; append, insert, update, delete, reorder and special
 fills, vlmetalayers and a saved copy for super-chunks). One library writes, the other reads,
-and the content must agree. B2F_RANDOM_SEEDS sets the number of seeds (default 200).
+and the content must agree. B2F_RANDOM_SEEDS sets the number of seeds (default 200),
+B2F_RANDOM_FIRST_SEED the first (default 0), so long runs can go past the seeds run before.
 
 Chunks are compared as c-blosc2 decodes them whole on one thread (on more, with DELTA, it can
 XOR a block against a block 0 not yet decoded); slices with c-blosc2's where it reads them
@@ -30,7 +31,8 @@ import pytest
 
 import b2frame
 
-SEEDS = range(int(os.environ.get("B2F_RANDOM_SEEDS", "200")))
+FIRST_SEED = int(os.environ.get("B2F_RANDOM_FIRST_SEED", "0"))
+SEEDS = range(FIRST_SEED, FIRST_SEED + int(os.environ.get("B2F_RANDOM_SEEDS", "200")))
 F = blosc2.Filter
 CODECS = [blosc2.Codec.BLOSCLZ, blosc2.Codec.LZ4, blosc2.Codec.LZ4HC, blosc2.Codec.ZLIB,
           blosc2.Codec.ZSTD]
