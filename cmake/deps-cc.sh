@@ -19,7 +19,8 @@
 #   0.92-0.95 -> 0.97-0.98, unfiltered rainfall_f32 0.98 -> 0.99-1.00, the rest unchanged;
 #   gcc 12 there read 0.99-1.00 on smooth_f64 but 0.91 on unfiltered incr_i32), and with
 #   cmake/inline-memcpy.h, which keeps the copy that ends each short-distance match out of libc
-#   (unfiltered incr_i32 0.93-0.94 -> 1.03-1.05, the rest unchanged).
+#   (unfiltered incr_i32 0.93-0.94 -> 1.03-1.05, the rest unchanged). deflate_medium.c, level
+#   5's match loop, also has its loops aligned to 64 bytes (below).
 # - zstd: clang for lib/compress/, whose output compresses 1.05-1.3x faster than gcc's (most on
 #   shuffled incr_i32); gcc for the rest, as clang's build decompressed incr_i32 10% slower.
 # - Everything else: the default compiler.
