@@ -764,18 +764,19 @@ impl Frame {
             let data_end = header_len + end;
             p.header.cbytes = (data_end - header_len) as i64;
             p.header.frame_len = data_end + (index.len() + trailer.len()) as u64;
-            let mut tail = Vec::with_capacity((p.header.frame_len - at) as usize);
-            for c in chunks {
-                tail.extend_from_slice(c);
-            }
-            tail.extend_from_slice(&index);
-            tail.extend_from_slice(&trailer);
+            // The chunks are written from where they are, not copied into one buffer.
+            let mut tail: Vec<&[u8]> = chunks.to_vec();
+            tail.push(&index);
+            tail.push(&trailer);
             if was_empty && matches!(self.store, Store::File { .. }) && !embedded {
                 // An empty frame's trailer cannot be moved aside (see above): the file is
                 // replaced whole, which costs no more than writing the tail.
                 let mut image = self.store.read(0, header_len)?.into_owned();
                 p.header.write_fixed(&mut image);
-                image.extend_from_slice(&tail);
+                image.reserve((p.header.frame_len - at) as usize);
+                for part in &tail {
+                    image.extend_from_slice(part);
+                }
                 self.replace_image(image)?;
             } else {
                 self.write_tail(at, &tail, &p.header)?;
@@ -793,8 +794,8 @@ impl Frame {
         Ok(())
     }
 
-    /// Writes `tail` (a new chunk, the index, the trailer) at `at` and commits `new`, whose
-    /// frame ends with that tail.
+    /// Writes `tail` (new chunks, the index, the trailer: parts laid end to end) at `at` and
+    /// commits `new`, whose frame ends with that tail.
     ///
     /// `at` is where the committed index and trailer start, so they are in the way: first a
     /// copy of them is written past both the old and the new end, and a header pointing at
@@ -803,9 +804,9 @@ impl Frame {
     /// is committed. A writer killed at any point leaves one of the three frames, whole. The
     /// result is laid out as c-blosc2 lays it out, with no dead space; the copy, now past
     /// the frame's end, is cut off. In memory the tail is simply written in place.
-    fn write_tail(&mut self, at: u64, tail: &[u8], new: &FrameHeader) -> Result<()> {
+    fn write_tail(&mut self, at: u64, tail: &[&[u8]], new: &FrameHeader) -> Result<()> {
         let old_end = self.header.frame_len;
-        let new_end = at + tail.len() as u64;
+        let new_end = at + tail.iter().map(|part| part.len() as u64).sum::<u64>();
         let aside = new_end.max(old_end);
         let move_aside = at < old_end && matches!(self.store, Store::File { .. });
         if move_aside {
@@ -820,7 +821,11 @@ impl Frame {
             self.header = moved;
             self.dead_bytes += aside - at;
         }
-        self.store.write(at, tail)?;
+        let mut pos = at;
+        for part in tail {
+            self.store.write(pos, part)?;
+            pos += part.len() as u64;
+        }
         self.store.sync()?;
         self.commit_fixed(new)?;
         if move_aside {

@@ -5,6 +5,7 @@
 //! copied out in runs along the last dimension. Special chunks are filled without decoding.
 //! A write is read-modify-write of whole chunks, recompressed with the frame's parameters.
 
+use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -23,6 +24,11 @@ const BATCH_BYTES: usize = 16 << 20;
 /// Decoded-block buffers kept for the next batch: fresh ones would be zeroed and faulted in
 /// for every block, about a tenth of a large slab read.
 static BLOCK_BUFFERS: BufferStash = BufferStash::new(32 << 20);
+
+/// A slab write's decoded chunk, compressed chunk and batch of compressed chunks, kept for
+/// the next write: fresh ones are faulted in page by page (4% of a write of whole chunks,
+/// perf).
+static WRITE_BUFFERS: BufferStash = BufferStash::new(32 << 20);
 
 /// Derived sizes of an array, all products overflow-checked.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -523,15 +529,19 @@ impl<'a> Array<'a> {
         // committed together, so that a writer killed midway leaves the slab all old or all
         // new: up to BATCH bytes of them in one commit.
         const BATCH: usize = 64 << 20;
-        let mut chunk = vec![0u8; g.chunk_nbytes()];
-        let mut compressed = vec![0u8; chunk::compress::max_compressed_size(chunk.len())];
-        let mut batch: Vec<(i64, Vec<u8>)> = Vec::new();
-        let mut batch_bytes = 0;
-        let commit = |batch: &mut Vec<(i64, Vec<u8>)>| -> Result<()> {
-            let updates: Vec<(i64, &[u8])> =
-                batch.iter().map(|(i, c)| (*i, c.as_slice())).collect();
+        let mut chunk = WRITE_BUFFERS.take(g.chunk_nbytes());
+        let mut compressed = WRITE_BUFFERS.take(chunk::compress::max_compressed_size(chunk.len()));
+        // The batch's compressed chunks end to end, and where each is.
+        let mut packed = WRITE_BUFFERS.take(0);
+        let mut batch: Vec<(i64, Range<usize>)> = Vec::new();
+        let commit = |packed: &mut Vec<u8>, batch: &mut Vec<(i64, Range<usize>)>| -> Result<()> {
+            let updates: Vec<(i64, &[u8])> = batch
+                .iter()
+                .map(|(i, at)| (*i, &packed[at.clone()]))
+                .collect();
             turn.update_chunks(&updates)?;
             batch.clear();
+            packed.clear();
             Ok(())
         };
         for w in self.plan(start, stop) {
@@ -576,14 +586,16 @@ impl<'a> Array<'a> {
                 );
             }
             let n = self.schunk.context().compress(&chunk, &mut compressed)?;
-            if batch_bytes + n > BATCH && !batch.is_empty() {
-                commit(&mut batch)?;
-                batch_bytes = 0;
+            if packed.len() + n > BATCH && !batch.is_empty() {
+                commit(&mut packed, &mut batch)?;
             }
-            batch.push((w.index, compressed[..n].to_vec()));
-            batch_bytes += n;
+            let at = packed.len();
+            packed.extend_from_slice(&compressed[..n]);
+            batch.push((w.index, at..at + n));
         }
-        commit(&mut batch)
+        commit(&mut packed, &mut batch)?;
+        WRITE_BUFFERS.give_back([chunk, compressed, packed]);
+        Ok(())
     }
 
     /// The inverse of [`Array::copy_block`]: slab data into one block of a decoded chunk.
