@@ -301,7 +301,7 @@ impl<'a> Array<'a> {
         }
         // Chunks in parallel, or the blocks of a lone chunk.
         let blocks_in_parallel = batch.len() == 1;
-        let decode = |w: &&ChunkWork| self.decode_blocks(view, w, blocks_in_parallel);
+        let decode = |w: &&ChunkWork| self.decode_blocks(view, w, start, slab, blocks_in_parallel);
         let decoded: Vec<Vec<BlockSrc>> = self.schunk.context().pool().map(batch, decode)?;
         let mut done = Vec::new();
         for (w, blocks) in batch.iter().zip(decoded) {
@@ -322,6 +322,8 @@ impl<'a> Array<'a> {
         &self,
         view: &ReadView<'_>,
         w: &ChunkWork,
+        start: &[i64],
+        slab: &[i64],
         blocks_in_parallel: bool,
     ) -> Result<Vec<BlockSrc>> {
         let ctx = format!("array chunk {}", w.index);
@@ -334,14 +336,14 @@ impl<'a> Array<'a> {
         }
         let want: Vec<usize> = w.blocks.iter().map(|&(k, _)| k).collect();
         let first = view.with_chunk_blocks(w.index, &want, |data| {
-            self.blocks_of(w, data, true, blocks_in_parallel)
+            self.blocks_of(w, data, true, start, slab, blocks_in_parallel)
         })?;
         match first {
             Some(blocks) => Ok(blocks),
             // Blosc2 blocks that are not the array's: decode the whole chunk, read whole.
             None => view
                 .with_chunk(w.index, |data| {
-                    self.blocks_of(w, data, false, blocks_in_parallel)
+                    self.blocks_of(w, data, false, start, slab, blocks_in_parallel)
                 })
                 .map(|b| b.unwrap_or_default()),
         }
@@ -354,6 +356,8 @@ impl<'a> Array<'a> {
         w: &ChunkWork,
         data: ChunkData<'_>,
         partial: bool,
+        start: &[i64],
+        slab: &[i64],
         blocks_in_parallel: bool,
     ) -> Result<Option<Vec<BlockSrc>>> {
         let g = &self.geom;
@@ -403,10 +407,13 @@ impl<'a> Array<'a> {
                         .map_err(|e| e.context(&ctx))?;
                     dref = Some(b0);
                 }
-                let one = |&(k, _): &(usize, Vec<i64>)| -> Result<BlockSrc> {
+                let one = |(k, bc): &(usize, Vec<i64>)| -> Result<BlockSrc> {
                     let mut b = BLOCK_BUFFERS.take(bsize);
-                    d.decode_block(k, &mut b, dref.as_deref())
-                        .map_err(|e| e.context(&ctx))?;
+                    match self.block_parts(&w.coords, bc, start, slab) {
+                        Some(parts) => d.decode_block_parts(*k, &parts, &mut b, dref.as_deref()),
+                        None => d.decode_block(*k, &mut b, dref.as_deref()),
+                    }
+                    .map_err(|e| e.context(&ctx))?;
                     Ok(BlockSrc::Bytes {
                         data: Arc::new(b),
                         base: 0,
@@ -448,6 +455,53 @@ impl<'a> Array<'a> {
         });
     }
 
+    /// Where block `bc` of chunk `cc` starts in the array, and the corners `[lo, hi)` of the
+    /// part of it the slab `[start, start + slab)` covers (`None`: no part).
+    fn block_overlap(
+        &self,
+        cc: &[i64],
+        bc: &[i64],
+        start: &[i64],
+        slab: &[i64],
+    ) -> Option<(Vec<i64>, Vec<i64>, Vec<i64>)> {
+        let g = &self.geom;
+        let nd = g.ndim();
+        let origin: Vec<i64> = (0..nd)
+            .map(|d| cc[d] * g.chunkshape[d] + bc[d] * g.blockshape[d])
+            .collect();
+        let lo: Vec<i64> = (0..nd).map(|d| start[d].max(origin[d])).collect();
+        let hi: Vec<i64> = (0..nd)
+            .map(|d| {
+                (start[d] + slab[d])
+                    .min(origin[d] + g.blockshape[d])
+                    .min((cc[d] + 1) * g.chunkshape[d])
+            })
+            .collect();
+        (0..nd).all(|d| lo[d] < hi[d]).then_some((origin, lo, hi))
+    }
+
+    /// The byte ranges of block `bc` of chunk `cc` a slab reads, when they are few enough
+    /// (a quarter of the block at most) for decoding only them to pay.
+    fn block_parts(
+        &self,
+        cc: &[i64],
+        bc: &[i64],
+        start: &[i64],
+        slab: &[i64],
+    ) -> Option<Vec<Range<usize>>> {
+        let g = &self.geom;
+        let (_, lo, hi) = self.block_overlap(cc, bc, start, slab)?;
+        let items: i64 = lo.iter().zip(&hi).map(|(l, h)| h - l).product();
+        if items * 4 > g.blockshape.iter().product::<i64>() {
+            return None;
+        }
+        let mut parts = Vec::new();
+        self.block_rows(cc, bc, start, slab, |from, _, run| {
+            parts.push(from..from + run)
+        });
+        Some(parts)
+    }
+
     /// Calls `row(block_offset, slab_offset, len)` (in bytes) for every run of items that
     /// block `bc` of chunk `cc` and the slab `[start, start + slab)` share, in C order.
     fn block_rows(
@@ -465,20 +519,9 @@ impl<'a> Array<'a> {
             row(0, 0, isz);
             return;
         }
-        let origin: Vec<i64> = (0..nd)
-            .map(|d| cc[d] * g.chunkshape[d] + bc[d] * g.blockshape[d])
-            .collect();
-        let lo: Vec<i64> = (0..nd).map(|d| start[d].max(origin[d])).collect();
-        let hi: Vec<i64> = (0..nd)
-            .map(|d| {
-                (start[d] + slab[d])
-                    .min(origin[d] + g.blockshape[d])
-                    .min((cc[d] + 1) * g.chunkshape[d])
-            })
-            .collect();
-        if (0..nd).any(|d| lo[d] >= hi[d]) {
+        let Some((origin, lo, hi)) = self.block_overlap(cc, bc, start, slab) else {
             return;
-        }
+        };
         let bstr = c_strides(&g.blockshape);
         let sstr = c_strides(slab);
         let run = (hi[nd - 1] - lo[nd - 1]) as usize * isz;
