@@ -255,13 +255,14 @@ impl BufferStash {
         b
     }
 
-    /// Keeps `buffers` for later calls, as far as the byte limit allows.
+    /// Keeps `buffers` for later calls (the last one given is the first taken), those that
+    /// fit within the byte limit.
     pub fn give_back(&self, buffers: impl IntoIterator<Item = Vec<u8>>) {
         let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
         let mut held: usize = spare.iter().map(Vec::capacity).sum();
         for b in buffers {
             if held + b.capacity() > self.max_bytes {
-                break;
+                continue;
             }
             held += b.capacity();
             spare.push(b);

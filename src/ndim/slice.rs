@@ -637,7 +637,8 @@ impl<'a> Array<'a> {
             batch.push((w.index, at..at + n));
         }
         commit(&mut packed, &mut batch)?;
-        WRITE_BUFFERS.give_back([chunk, compressed, packed]);
+        // Given back in the reverse of the order taken, so the next write takes each again.
+        WRITE_BUFFERS.give_back([packed, compressed, chunk]);
         Ok(())
     }
 
