@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::ops::{Deref, DerefMut};
+use std::ops::{Deref, DerefMut, Range};
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -21,6 +21,7 @@ use crate::frame::metalayers::{self, show, Metalayer, MAX_METALAYERS};
 use crate::frame::store::{self, Pending};
 use crate::frame::trailer::{Vlmeta, MAX_VLMETALAYERS_WRITTEN};
 use crate::frame::{ChunkData, Frame, Store};
+use crate::pool::BufferStash;
 
 /// How to create a frame.
 #[derive(Clone, Debug)]
@@ -495,10 +496,15 @@ impl SChunk {
     /// Decompresses `chunk`, stored in frame `f`, into `dst` on this frame's threads: with the
     /// frame's typesize, and an array's blockshape.
     fn decode_stored(&self, f: &Frame, chunk: &[u8], dst: &mut [u8]) -> Result<usize> {
-        Decoder::new(chunk)?
-            .in_frame(f.header.typesize as usize)
-            .in_array(self.ctx.array_blockshape())
+        self.decoder(f, chunk)?
             .decode_all(dst, Some(self.ctx.pool()))
+    }
+
+    /// A decoder of `chunk`, stored in frame `f`, that reads it as `decode_stored` does.
+    fn decoder<'c>(&'c self, f: &Frame, chunk: &'c [u8]) -> Result<Decoder<'c>> {
+        Ok(Decoder::new(chunk)?
+            .in_frame(f.header.typesize as usize)
+            .in_array(self.ctx.array_blockshape()))
     }
 
     /// The uncompressed size of chunk `i`.
@@ -610,18 +616,43 @@ impl SChunk {
             }
             let from = (byte - chunk_start) as usize;
             let to = (end.min(chunk_start + n) - chunk_start) as usize;
-            scratch.resize(n as usize, 0);
-            let got = match f.chunk_data(i)? {
-                ChunkData::Stored(b) => self.decode_stored(&f, &b, &mut scratch)?,
-                ChunkData::Special(kind, m) => fill_special(kind, ts as usize, m, &mut scratch)?,
-            };
-            if got != n as usize {
-                bail!(
-                    corrupt,
+            let wrong_size = |got: usize| {
+                Error::corrupt(format!(
                     "chunk {i} holds {got} bytes where {n} were expected"
-                );
+                ))
+            };
+            let data = f.chunk_data(i)?;
+            let dst_part = &mut dst[out..out + (to - from)];
+            let whole = to - from == n as usize;
+            match data {
+                // A whole chunk goes straight to `dst`; less than half of one, only the blocks
+                // that hold it are decoded.
+                ChunkData::Stored(b) if whole || 2 * (to - from) < n as usize => {
+                    let d = self.decoder(&f, &b)?;
+                    if d.header().nbytes != n as usize {
+                        return Err(wrong_size(d.header().nbytes));
+                    }
+                    if whole {
+                        d.decode_all(dst_part, Some(self.ctx.pool()))
+                    } else {
+                        decode_range(&d, from..to, dst_part).map(|()| 0)
+                    }
+                    .map_err(|e| e.context(format_args!("chunk {i}")))?;
+                }
+                _ => {
+                    scratch.resize(n as usize, 0);
+                    let got = match data {
+                        ChunkData::Stored(b) => self.decode_stored(&f, &b, &mut scratch)?,
+                        ChunkData::Special(kind, m) => {
+                            fill_special(kind, ts as usize, m, &mut scratch)?
+                        }
+                    };
+                    if got != n as usize {
+                        return Err(wrong_size(got));
+                    }
+                    dst_part.copy_from_slice(&scratch[from..to]);
+                }
             }
-            dst[out..out + (to - from)].copy_from_slice(&scratch[from..to]);
             out += to - from;
             byte = chunk_start + to as i64;
             chunk_start += n;
@@ -1277,6 +1308,42 @@ fn check_first_chunk(nbytes: usize) -> Result<()> {
     }
     Ok(())
 }
+
+/// Bytes `range` of the chunk `d` decodes, into `dst`: only the blocks that hold them are
+/// decoded (and of a shuffled block, only those items), as c-blosc2's getitem does.
+fn decode_range(d: &Decoder<'_>, range: Range<usize>, dst: &mut [u8]) -> Result<()> {
+    if d.special() != SpecialValue::None {
+        let mut all = vec![0u8; d.header().nbytes];
+        d.decode_all(&mut all, None)?;
+        dst.copy_from_slice(&all[range]);
+        return Ok(());
+    }
+    let mut reference = None;
+    if d.needs_reference() && range.end > d.block_range(0).end {
+        let mut b0 = vec![0u8; d.block_range(0).len()];
+        d.decode_block(0, &mut b0, None)?;
+        reference = Some(b0);
+    }
+    let blocks = (0..d.nblocks())
+        .map(|j| (j, d.block_range(j)))
+        .filter(|(_, r)| r.end > range.start && r.start < range.end);
+    let longest = blocks.clone().map(|(_, r)| r.len()).max().unwrap_or(0);
+    // A kept buffer, stale bytes and all (only the decoded part is read): zeroing a fresh one
+    // was a fifth of a short slice's time.
+    let mut block = SLICE_BLOCKS.take(longest);
+    for (j, r) in blocks {
+        let (lo, hi) = (range.start.max(r.start), range.end.min(r.end));
+        let part = lo - r.start..hi - r.start;
+        let b = &mut block[..r.len()];
+        d.decode_block_parts(j, std::slice::from_ref(&part), b, reference.as_deref())?;
+        dst[lo - range.start..hi - range.start].copy_from_slice(&b[part]);
+    }
+    SLICE_BLOCKS.give_back([block]);
+    Ok(())
+}
+
+/// The block buffers of short slices, kept between calls.
+static SLICE_BLOCKS: BufferStash = BufferStash::new(16 << 20);
 
 /// Fills `dst` with `n` bytes of a special value.
 fn fill_special(kind: SpecialValue, typesize: usize, n: usize, dst: &mut [u8]) -> Result<usize> {

@@ -920,3 +920,82 @@ fn each_chunk_is_cut_by_the_blocksize_of_the_chunk_before_it_as_in_c_blosc2() {
     check(&s, &model, "reopened");
     assert_eq!(chunk_blocksize(&s.get_chunk_raw(7).unwrap()), 16384);
 }
+
+#[test]
+fn slices_read_right_however_they_cut_chunks_and_blocks() {
+    use b2frame::filters::{BITSHUFFLE, BYTEDELTA, DELTA, SHUFFLE};
+    // Slices shorter than half a chunk decode only the blocks that hold them (and of a
+    // shuffled block only their items): every pipeline, block boundaries, whole blocks, a
+    // chunk of zeros (index only), an incompressible (memcpyed) chunk and a short last one.
+    let pipelines: [([u8; 6], [u8; 6]); 6] = [
+        ([0; 6], [0; 6]),
+        ([0, 0, 0, 0, 0, SHUFFLE], [0; 6]),
+        ([0, 0, 0, 0, 0, BITSHUFFLE], [0; 6]),
+        ([DELTA, SHUFFLE, 0, 0, 0, 0], [0; 6]),
+        ([SHUFFLE, BYTEDELTA, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0]),
+        ([0, 0, 0, 0, 0, SHUFFLE], [0, 0, 0, 0, 0, 2]),
+    ];
+    for typesize in [1usize, 2, 3, 4, 8] {
+        for (filters, meta) in pipelines {
+            let chunk = 5000 * typesize;
+            let o = CreateOptions {
+                contiguous: true,
+                chunksize: chunk as i32,
+                params: CParams {
+                    typesize,
+                    codec: b2frame::codecs::ZSTD,
+                    clevel: 3,
+                    filters,
+                    filters_meta: meta,
+                    blocksize: 256 * typesize,
+                    ..CParams::default()
+                },
+                sync: false,
+            };
+            let s = SChunk::create(None, &o).unwrap();
+            let mut all = Vec::new();
+            let mut noise = 0x9e37_79b9_7f4a_7c15u64;
+            for k in 0..4 {
+                let c: Vec<u8> = match k {
+                    1 => vec![0; chunk],
+                    2 => (0..chunk)
+                        .map(|_| {
+                            noise ^= noise << 13;
+                            noise ^= noise >> 7;
+                            noise ^= noise << 17;
+                            noise as u8
+                        })
+                        .collect(),
+                    _ => (0..chunk)
+                        .map(|i| ((i / 7) as u8) ^ (k as u8 * 31))
+                        .collect(),
+                };
+                s.append(&c).unwrap();
+                all.extend_from_slice(&c);
+            }
+            let short = &data(9, 1000 * typesize)[..999 * typesize];
+            s.append(short).unwrap();
+            all.extend_from_slice(short);
+            let items = (all.len() / typesize) as i64;
+            let per_chunk = 5000i64;
+            let mut starts = vec![0, 1, 255, 256, 257, 511, 4999, 5000, 12_345, 19_990, 20_000];
+            starts.extend((0..40).map(|k| (k * 509 + 13) % items));
+            for &a in &starts {
+                // (5000: whole chunks, decoded straight into the output; 7500: a whole chunk
+                // and half of one, decoded whole into a buffer)
+                for len in [1i64, 2, 255, 256, 257, 1500, 2499, 5000, 7500] {
+                    let b = (a + len).min(items);
+                    let mut out = vec![0xA5u8; ((b - a) as usize) * typesize];
+                    s.get_slice(a, b, &mut out).unwrap();
+                    let want = &all[a as usize * typesize..b as usize * typesize];
+                    assert!(
+                        out == want,
+                        "typesize {typesize} {filters:?} {meta:?}: items [{a}, {b}) differ \
+                         (chunk {})",
+                        a / per_chunk
+                    );
+                }
+            }
+        }
+    }
+}
