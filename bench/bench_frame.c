@@ -1,7 +1,7 @@
 /* Frame benchmark: b2frame against c-blosc2 in one process on the same data and parameters.
  *   1. append 10,000 chunks of 64 KiB to a file frame (each append committed);
  *   2. reopen that frame;
- *   3. read its 10,000 chunks in random order;
+ *   3. read its 10,000 chunks in random order, and 2,000 short slices of 4 MiB chunks;
  *   4. open a frame of 100,000 chunks (written once by c-blosc2);
  *   5. memory opening a 1 GiB frame (in a child process each: peak RSS increase, heap in use).
  * Prints a Markdown table with b2frame/c-blosc2 speed ratios (> 1: b2frame faster).
@@ -206,6 +206,54 @@ int main(int argc, char **argv) {
   row("read 10,000 chunks in random order", median(ta, reps), median(tb, reps));
   b2f_close(f);
   blosc2_schunk_free(sc);
+
+  /* Short slices at random places of a frame of large chunks (c-blosc2 decodes only the
+   * blocks that hold a slice: blosc2_getitem), the two libraries taking turns at going first. */
+  {
+    enum { BIG = 4 << 20, NBIG = 32, NSLICES = 2000, LEN = 100 };
+    blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
+    cp.typesize = 4;
+    blosc2_storage st = {.contiguous = true, .urlpath = p_big, .cparams = &cp};
+    blosc2_remove_urlpath(p_big);
+    blosc2_schunk *m = blosc2_schunk_new(&st);
+    int32_t *big = malloc(BIG);
+    for (int k = 0; k < NBIG; k++) {
+      fill(big, BIG / 4, k);
+      if (blosc2_schunk_append_buffer(m, big, BIG) < 0) die("append 4 MiB");
+    }
+    blosc2_schunk_free(m);
+    if (b2f_open(p_big, B2F_READ, &f)) die("b2f_open slices");
+    sc = blosc2_schunk_open(p_big);
+    int32_t a[LEN], b[LEN];
+    int64_t items = (int64_t)NBIG * (BIG / 4);
+    for (int r = 0; r < reps; r++) {
+      double t_ours = 0, t_theirs = 0;
+      for (int i = 0; i < NSLICES; i++) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        int64_t at = (int64_t)(s % (uint64_t)(items - LEN));
+        for (int turn = 0; turn < 2; turn++) {
+          double t0 = now();
+          if ((turn + i) % 2 == 0) {
+            if (b2f_get_slice(f, at, at + LEN, a, sizeof a)) die("b2f_get_slice");
+            t_ours += now() - t0;
+          } else {
+            if (blosc2_schunk_get_slice_buffer(sc, at, at + LEN, b) < 0) die("get_slice_buffer");
+            t_theirs += now() - t0;
+          }
+        }
+        if (memcmp(a, b, sizeof a) != 0) {
+          fprintf(stderr, "slices: the libraries disagree\n");
+          return 1;
+        }
+      }
+      ta[r] = t_ours;
+      tb[r] = t_theirs;
+    }
+    row("read 2,000 slices of 100 items (4 MiB chunks)", median(ta, reps), median(tb, reps));
+    b2f_close(f);
+    blosc2_schunk_free(sc);
+    free(big);
+  }
 
   /* 100,000 chunks, written once by c-blosc2 (an in-memory super-chunk saved to a file). */
   {

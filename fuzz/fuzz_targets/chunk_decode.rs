@@ -1,5 +1,6 @@
-//! Any bytes as a Blosc chunk: the engine's decoder (whole and block by block) and the C
-//! entry points `b2f_chunk_sizes` and `b2f_decompress`. Nothing may panic or read out of bounds.
+//! Any bytes as a Blosc chunk: the engine's decoder (whole, block by block and items of a
+//! block) and the C entry points `b2f_chunk_sizes` and `b2f_decompress`. Nothing may panic or
+//! read out of bounds.
 #![no_main]
 
 use b2frame::chunk::decompress::{decompress_to_vec, Decoder};
@@ -16,6 +17,10 @@ fuzz_target!(|data: &[u8]| {
             for j in 0..d.nblocks().min(8) {
                 let mut b = vec![0u8; d.block_range(j).len()];
                 let _ = d.decode_block(j, &mut b, None);
+                // A few items, gathered from a shuffled block's planes.
+                let ts = usize::from(d.header().typesize).max(1);
+                let parts = [0..ts.min(b.len()), (3 * ts).min(b.len())..(5 * ts).min(b.len())];
+                let _ = d.decode_block_parts(j, &parts, &mut b, None);
             }
         }
     }
