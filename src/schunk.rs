@@ -20,7 +20,7 @@ use crate::frame::index::{self, Entry};
 use crate::frame::metalayers::{self, show, Metalayer, MAX_METALAYERS};
 use crate::frame::store::{self, Pending};
 use crate::frame::trailer::{Vlmeta, MAX_VLMETALAYERS_WRITTEN};
-use crate::frame::{ChunkData, Frame, Store};
+use crate::frame::{ChunkData, Frame, Store, Wanted};
 use crate::pool::BufferStash;
 
 /// How to create a frame.
@@ -113,38 +113,48 @@ impl ReadView<'_> {
     }
 
     /// Like [`ReadView::with_chunk`], but reading from a file only what decoding the blocks
-    /// `want` needs (see `Frame::read_chunk_blocks`); `f` must decode only those blocks. The
-    /// partial chunk lives in a per-thread buffer reused across calls.
+    /// `want` needs (see `Frame::read_chunk_blocks`); `f` must decode only those blocks.
     pub fn with_chunk_blocks<R>(
         &self,
         i: i64,
         want: &[usize],
         f: impl FnOnce(ChunkData<'_>) -> Result<R>,
     ) -> Result<R> {
-        thread_local! {
-            static PARTIAL: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-        }
-        /// Larger buffers are not kept between calls.
-        const KEEP: usize = 64 << 20;
-        let fr = &self.frame;
-        let i = fr.check_index(i)?;
-        let mut buf = PARTIAL.with(|b| std::mem::take(&mut *b.borrow_mut()));
-        let partial = fr
-            .read_chunk_blocks(i, want, &mut buf)
-            .map_err(|e| e.context(format_args!("chunk {i}")))?;
-        let r = if let Some(len) = partial {
-            f(ChunkData::Stored(Cow::Borrowed(&buf[..len])))
-        } else {
-            let data = fr
-                .chunk_data(i)
-                .map_err(|e| e.context(format_args!("chunk {i}")))?;
-            f(data)
-        };
-        if buf.capacity() <= KEEP {
-            PARTIAL.with(|b| *b.borrow_mut() = buf);
-        }
-        r
+        let i = self.frame.check_index(i)?;
+        with_partial_chunk(&self.frame, i, Wanted::Blocks(want), f)
     }
+}
+
+/// Runs `f` on what decoding the blocks `want` of chunk `i` needs, read from a file into a
+/// per-thread buffer reused across calls (or on the whole chunk where a partial read does
+/// not serve, see `Frame::read_chunk_blocks`).
+fn with_partial_chunk<R>(
+    fr: &Frame,
+    i: usize,
+    want: Wanted<'_>,
+    f: impl FnOnce(ChunkData<'_>) -> Result<R>,
+) -> Result<R> {
+    thread_local! {
+        static PARTIAL: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    }
+    /// Larger buffers are not kept between calls.
+    const KEEP: usize = 64 << 20;
+    let mut buf = PARTIAL.with(|b| std::mem::take(&mut *b.borrow_mut()));
+    let partial = fr
+        .read_chunk_blocks(i, want, &mut buf)
+        .map_err(|e| e.context(format_args!("chunk {i}")))?;
+    let r = if let Some(len) = partial {
+        f(ChunkData::Stored(Cow::Borrowed(&buf[..len])))
+    } else {
+        let data = fr
+            .chunk_data(i)
+            .map_err(|e| e.context(format_args!("chunk {i}")))?;
+        f(data)
+    };
+    if buf.capacity() <= KEEP {
+        PARTIAL.with(|b| *b.borrow_mut() = buf);
+    }
+    r
 }
 
 /// The frame, locked for a change, with the writer's turn.
@@ -616,43 +626,14 @@ impl SChunk {
             }
             let from = (byte - chunk_start) as usize;
             let to = (end.min(chunk_start + n) - chunk_start) as usize;
-            let wrong_size = |got: usize| {
-                Error::corrupt(format!(
-                    "chunk {i} holds {got} bytes where {n} were expected"
-                ))
-            };
-            let data = f.chunk_data(i)?;
-            let dst_part = &mut dst[out..out + (to - from)];
-            let whole = to - from == n as usize;
-            match data {
-                // A whole chunk goes straight to `dst`; less than half of one, only the blocks
-                // that hold it are decoded.
-                ChunkData::Stored(b) if whole || 2 * (to - from) < n as usize => {
-                    let d = self.decoder(&f, &b)?;
-                    if d.header().nbytes != n as usize {
-                        return Err(wrong_size(d.header().nbytes));
-                    }
-                    if whole {
-                        d.decode_all(dst_part, Some(self.ctx.pool()))
-                    } else {
-                        decode_range(&d, from..to, dst_part).map(|()| 0)
-                    }
-                    .map_err(|e| e.context(format_args!("chunk {i}")))?;
-                }
-                _ => {
-                    scratch.resize(n as usize, 0);
-                    let got = match data {
-                        ChunkData::Stored(b) => self.decode_stored(&f, &b, &mut scratch)?,
-                        ChunkData::Special(kind, m) => {
-                            fill_special(kind, ts as usize, m, &mut scratch)?
-                        }
-                    };
-                    if got != n as usize {
-                        return Err(wrong_size(got));
-                    }
-                    dst_part.copy_from_slice(&scratch[from..to]);
-                }
-            }
+            self.read_chunk_part(
+                &f,
+                i,
+                n as usize,
+                from..to,
+                &mut dst[out..out + (to - from)],
+                &mut scratch,
+            )?;
             out += to - from;
             byte = chunk_start + to as i64;
             chunk_start += n;
@@ -662,6 +643,64 @@ impl SChunk {
                 corrupt,
                 "the frame's chunks hold fewer bytes than its nbytes says"
             );
+        }
+        Ok(())
+    }
+
+    /// Bytes `part` of chunk `i` (of `n` bytes) of frame `f`, into `dst`: a whole chunk
+    /// decoded straight into it, less than half of one from only the blocks that hold it
+    /// (read and decoded), anything else decoded whole into `scratch` first.
+    fn read_chunk_part(
+        &self,
+        f: &Frame,
+        i: usize,
+        n: usize,
+        part: Range<usize>,
+        dst: &mut [u8],
+        scratch: &mut Vec<u8>,
+    ) -> Result<()> {
+        let ts = f.header.typesize as usize;
+        let wrong_size = |got: usize| {
+            Error::corrupt(format!(
+                "chunk {i} holds {got} bytes where {n} were expected"
+            ))
+        };
+        let in_chunk = |e: Error| e.context(format_args!("chunk {i}"));
+        if 2 * part.len() < n {
+            return with_partial_chunk(f, i, Wanted::Bytes(part.clone()), |data| match data {
+                ChunkData::Stored(b) => {
+                    let d = self.decoder(f, &b)?;
+                    if d.header().nbytes != n {
+                        return Err(wrong_size(d.header().nbytes));
+                    }
+                    decode_range(&d, part, dst).map_err(in_chunk)
+                }
+                // (`part` starts on an item: the pattern stays in phase)
+                ChunkData::Special(kind, m) if m == n => {
+                    fill_special(kind, ts, dst.len(), dst).map(|_| ())
+                }
+                ChunkData::Special(_, m) => Err(wrong_size(m)),
+            });
+        }
+        match f.chunk_data(i)? {
+            ChunkData::Stored(b) if part.len() == n => {
+                let d = self.decoder(f, &b)?;
+                if d.header().nbytes != n {
+                    return Err(wrong_size(d.header().nbytes));
+                }
+                d.decode_all(dst, Some(self.ctx.pool())).map_err(in_chunk)?;
+            }
+            data => {
+                scratch.resize(n, 0);
+                let got = match data {
+                    ChunkData::Stored(b) => self.decode_stored(f, &b, scratch)?,
+                    ChunkData::Special(kind, m) => fill_special(kind, ts, m, scratch)?,
+                };
+                if got != n {
+                    return Err(wrong_size(got));
+                }
+                dst.copy_from_slice(&scratch[part]);
+            }
         }
         Ok(())
     }

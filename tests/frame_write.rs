@@ -952,7 +952,10 @@ fn slices_read_right_however_they_cut_chunks_and_blocks() {
                 },
                 sync: false,
             };
-            let s = SChunk::create(None, &o).unwrap();
+            // In a file, short slices read only their blocks' bytes (Frame::read_chunk_blocks).
+            let dir = tempdir("slices");
+            let path = dir.join("s.b2frame");
+            let s = SChunk::create(Some(&path), &o).unwrap();
             let mut all = Vec::new();
             let mut noise = 0x9e37_79b9_7f4a_7c15u64;
             for k in 0..4 {
@@ -978,6 +981,7 @@ fn slices_read_right_however_they_cut_chunks_and_blocks() {
             all.extend_from_slice(short);
             let items = (all.len() / typesize) as i64;
             let per_chunk = 5000i64;
+            let in_memory = SChunk::open_buffer(s.to_buffer().unwrap()).unwrap();
             let mut starts = vec![0, 1, 255, 256, 257, 511, 4999, 5000, 12_345, 19_990, 20_000];
             starts.extend((0..40).map(|k| (k * 509 + 13) % items));
             for &a in &starts {
@@ -985,15 +989,17 @@ fn slices_read_right_however_they_cut_chunks_and_blocks() {
                 // and half of one, decoded whole into a buffer)
                 for len in [1i64, 2, 255, 256, 257, 1500, 2499, 5000, 7500] {
                     let b = (a + len).min(items);
-                    let mut out = vec![0xA5u8; ((b - a) as usize) * typesize];
-                    s.get_slice(a, b, &mut out).unwrap();
                     let want = &all[a as usize * typesize..b as usize * typesize];
-                    assert!(
-                        out == want,
-                        "typesize {typesize} {filters:?} {meta:?}: items [{a}, {b}) differ \
-                         (chunk {})",
-                        a / per_chunk
-                    );
+                    for (frame, kind) in [(&s, "file"), (&in_memory, "memory")] {
+                        let mut out = vec![0xA5u8; ((b - a) as usize) * typesize];
+                        frame.get_slice(a, b, &mut out).unwrap();
+                        assert!(
+                            out == want,
+                            "{kind}, typesize {typesize} {filters:?} {meta:?}: items [{a}, {b}) \
+                             differ (chunk {})",
+                            a / per_chunk
+                        );
+                    }
                 }
             }
         }

@@ -29,6 +29,15 @@ use crate::chunk::{self, ChunkHeader, SpecialValue};
 use crate::error::{Error, Result};
 use index::Entry;
 
+/// The blocks of a chunk a partial read needs ([`Frame::read_chunk_blocks`]).
+#[derive(Clone, Debug)]
+pub enum Wanted<'a> {
+    /// These blocks.
+    Blocks(&'a [usize]),
+    /// The blocks that hold these bytes of the decoded chunk.
+    Bytes(std::ops::Range<usize>),
+}
+
 /// A parsed frame.
 #[derive(Debug)]
 pub struct Frame {
@@ -303,7 +312,7 @@ impl Frame {
     }
 
     /// Reads into the start of `buf` (grown to the chunk's size if shorter, never shrunk)
-    /// only what decoding the blocks `want` of chunk `i` needs: the header, the block starts
+    /// only what decoding the blocks `want` names of chunk `i` needs: the header, the block starts
     /// and those blocks' streams; the rest of `buf` keeps whatever it held. This is how a slab
     /// read costs about the blocks it touches, not whole chunks. Returns the chunk's length,
     /// or None, reading nothing more, where the whole chunk should be read instead: memory
@@ -313,7 +322,7 @@ impl Frame {
     pub fn read_chunk_blocks(
         &self,
         i: usize,
-        want: &[usize],
+        want: Wanted<'_>,
         buf: &mut Vec<u8>,
     ) -> Result<Option<usize>> {
         match (&self.store, index::entry(self.locate(i)?.0)?) {
@@ -330,7 +339,7 @@ impl Frame {
     }
 
     /// The partial read behind [`Frame::read_chunk_blocks`].
-    fn read_blocks(&self, off: u64, want: &[usize], buf: &mut Vec<u8>) -> Result<Option<usize>> {
+    fn read_blocks(&self, off: u64, want: Wanted<'_>, buf: &mut Vec<u8>) -> Result<Option<usize>> {
         const FIRST_READ: u64 = 4096;
         let start = self.header.header_len as u64 + off;
         let end = self.data_end();
@@ -372,7 +381,12 @@ impl Frame {
                 .read_into(start + head as u64, &mut buf[head..starts_end])?;
         }
         // Byte ranges of the wanted blocks (block 0 too when a delta filter refers to it).
-        let mut blocks: Vec<usize> = want.iter().copied().filter(|&j| j < nblocks).collect();
+        let mut blocks: Vec<usize> = match want {
+            Wanted::Blocks(list) => list.iter().copied().filter(|&j| j < nblocks).collect(),
+            Wanted::Bytes(r) => {
+                (r.start / h.blocksize..r.end.div_ceil(h.blocksize).min(nblocks)).collect()
+            }
+        };
         if h.filters.contains(&crate::filters::DELTA) {
             blocks.push(0);
         }
