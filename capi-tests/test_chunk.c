@@ -1,5 +1,6 @@
 /* The one-shot chunk codec from C: b2f_cparams_default, b2f_max_compressed_size, b2f_compress,
- * b2f_decompress, b2f_decompress_threads, b2f_chunk_sizes — success and error paths. */
+ * b2f_decompress, b2f_decompress_threads, b2f_getitem, b2f_chunk_sizes — success and error
+ * paths. */
 #include <pthread.h>
 #include <stddef.h>
 
@@ -51,6 +52,38 @@ static void test_roundtrip(uint8_t codec, uint8_t filter, int16_t nthreads) {
   memset(out, 0, sizeof out);
   CHECK_STATUS(b2f_decompress_threads(chunk, cbytes, out, sizeof out, 2, &nbytes), B2F_OK);
   CHECK(nbytes == N && memcmp(src, out, N) == 0);
+  /* Items here and there, across a block boundary, the last ones, none. */
+  int64_t starts[] = {0, 7, 12345, N / 4 / 2 - 3, N / 4 - 10};
+  for (size_t k = 0; k < sizeof starts / sizeof starts[0]; k++) {
+    int32_t items[10] = {0};
+    CHECK_STATUS(b2f_getitem(chunk, cbytes, starts[k], 10, items, sizeof items, &nbytes), B2F_OK);
+    CHECK(nbytes == sizeof items && memcmp(items, src + starts[k], sizeof items) == 0);
+  }
+  CHECK_STATUS(b2f_getitem(chunk, cbytes, 5, 0, NULL, 0, &nbytes), B2F_OK);
+  CHECK(nbytes == 0);
+}
+
+static void test_getitem_errors(void) {
+  static int32_t src[1000];
+  unsigned char chunk[sizeof src + B2F_MAX_OVERHEAD];
+  fill(src, 1000, 3);
+  b2f_cparams p;
+  b2f_cparams_default(&p);
+  p.typesize = 4;
+  size_t cb = 0, n = 0;
+  CHECK_STATUS(b2f_compress(&p, src, sizeof src, chunk, sizeof chunk, &cb), B2F_OK);
+  int32_t items[8];
+  CHECK_STATUS(b2f_getitem(chunk, cb, 995, 6, items, sizeof items, &n), B2F_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(b2f_last_error(), "1000 items") != NULL);
+  CHECK_STATUS(b2f_getitem(chunk, cb, -1, 2, items, sizeof items, &n), B2F_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(b2f_getitem(chunk, cb, 0, -2, items, sizeof items, &n), B2F_ERR_INVALID_ARGUMENT);
+  n = 0;
+  CHECK_STATUS(b2f_getitem(chunk, cb, 10, 8, items, 8, &n), B2F_ERR_BUFFER_TOO_SMALL);
+  CHECK(n == 32);
+  CHECK_STATUS(b2f_getitem(chunk, cb, 10, 2, NULL, 8, &n), B2F_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(b2f_getitem(chunk, 20, 0, 2, items, sizeof items, &n), B2F_ERR_CORRUPT);
+  CHECK_STATUS(b2f_getitem(chunk, cb, 996, 4, items, sizeof items, NULL), B2F_OK);
+  CHECK(memcmp(items, src + 996, 16) == 0);
 }
 
 static void test_errors(void) {
@@ -184,6 +217,7 @@ int main(void) {
     for (size_t f = 0; f < 3; f++)
       for (int16_t t = 1; t <= 2; t++) test_roundtrip(codecs[c], filters[f], t);
   test_errors();
+  test_getitem_errors();
   test_compat_vector();
   test_threads();
   DONE();

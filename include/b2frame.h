@@ -416,6 +416,31 @@ b2f_status b2f_decompress_threads(const void *chunk,
                                   size_t *nbytes_out);
 
 /**
+ * Decodes items `[start, start + nitems)` of the chunk `chunk` (in the typesize its header
+ * records) into `dst`, decoding only the blocks that hold them, as c-blosc2's
+ * `blosc2_getitem` does; `*nbytes_out` (may be NULL) gets the bytes written,
+ * `nitems * typesize`.
+ *
+ * Returns `B2F_OK`; `B2F_ERR_INVALID_ARGUMENT` for a negative `start` or `nitems`, items
+ * past the chunk's end, or NULL pointers; `B2F_ERR_BUFFER_TOO_SMALL` with the size needed in
+ * `*nbytes_out`; `B2F_ERR_CORRUPT` and `B2F_ERR_UNSUPPORTED` as for `b2f_decompress`.
+ *
+ * # Memory and lifetimes
+ * All buffers belong to the caller. Thread-safe.
+ *
+ * # Safety
+ * `chunk`/`dst` point to `chunk_len`/`dst_len` bytes or are NULL with length 0;
+ * `nbytes_out` is NULL or writable.
+ */
+b2f_status b2f_getitem(const void *chunk,
+                       size_t chunk_len,
+                       int64_t start,
+                       int64_t nitems,
+                       void *dst,
+                       size_t dst_len,
+                       size_t *nbytes_out);
+
+/**
  * Reads a chunk's header: uncompressed size, compressed size and blocksize (each out-pointer
  * may be NULL). The header is validated against `chunk_len`.
  *

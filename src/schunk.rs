@@ -21,7 +21,6 @@ use crate::frame::metalayers::{self, show, Metalayer, MAX_METALAYERS};
 use crate::frame::store::{self, Pending};
 use crate::frame::trailer::{Vlmeta, MAX_VLMETALAYERS_WRITTEN};
 use crate::frame::{ChunkData, Frame, Store, Wanted};
-use crate::pool::BufferStash;
 
 /// How to create a frame.
 #[derive(Clone, Debug)]
@@ -673,7 +672,7 @@ impl SChunk {
                     if d.header().nbytes != n {
                         return Err(wrong_size(d.header().nbytes));
                     }
-                    decode_range(&d, part, dst).map_err(in_chunk)
+                    d.decode_range(part, dst).map_err(in_chunk)
                 }
                 // (`part` starts on an item: the pattern stays in phase)
                 ChunkData::Special(kind, m) if m == n => {
@@ -1347,42 +1346,6 @@ fn check_first_chunk(nbytes: usize) -> Result<()> {
     }
     Ok(())
 }
-
-/// Bytes `range` of the chunk `d` decodes, into `dst`: only the blocks that hold them are
-/// decoded (and of a shuffled block, only those items), as c-blosc2's getitem does.
-fn decode_range(d: &Decoder<'_>, range: Range<usize>, dst: &mut [u8]) -> Result<()> {
-    if d.special() != SpecialValue::None {
-        let mut all = vec![0u8; d.header().nbytes];
-        d.decode_all(&mut all, None)?;
-        dst.copy_from_slice(&all[range]);
-        return Ok(());
-    }
-    let mut reference = None;
-    if d.needs_reference() && range.end > d.block_range(0).end {
-        let mut b0 = vec![0u8; d.block_range(0).len()];
-        d.decode_block(0, &mut b0, None)?;
-        reference = Some(b0);
-    }
-    let blocks = (0..d.nblocks())
-        .map(|j| (j, d.block_range(j)))
-        .filter(|(_, r)| r.end > range.start && r.start < range.end);
-    let longest = blocks.clone().map(|(_, r)| r.len()).max().unwrap_or(0);
-    // A kept buffer, stale bytes and all (only the decoded part is read): zeroing a fresh one
-    // was a fifth of a short slice's time.
-    let mut block = SLICE_BLOCKS.take(longest);
-    for (j, r) in blocks {
-        let (lo, hi) = (range.start.max(r.start), range.end.min(r.end));
-        let part = lo - r.start..hi - r.start;
-        let b = &mut block[..r.len()];
-        d.decode_block_parts(j, std::slice::from_ref(&part), b, reference.as_deref())?;
-        dst[lo - range.start..hi - range.start].copy_from_slice(&b[part]);
-    }
-    SLICE_BLOCKS.give_back([block]);
-    Ok(())
-}
-
-/// The block buffers of short slices, kept between calls.
-static SLICE_BLOCKS: BufferStash = BufferStash::new(16 << 20);
 
 /// Fills `dst` with `n` bytes of a special value.
 fn fill_special(kind: SpecialValue, typesize: usize, n: usize, dst: &mut [u8]) -> Result<usize> {

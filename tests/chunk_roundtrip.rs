@@ -4,7 +4,7 @@
 
 mod common;
 
-use b2frame::chunk::decompress::Decoder;
+use b2frame::chunk::decompress::{getitem, Decoder};
 use b2frame::chunk::{CParams, ChunkHeader, Context, SplitMode};
 use b2frame::{codecs, filters};
 
@@ -171,6 +171,29 @@ fn check(p: &CParams, src: &[u8]) {
             block0 = b;
         }
     }
+    // Items through getitem (c-blosc2's blosc2_getitem): the first, some past a third, the
+    // last ones, none; and one past the end refused. Items are of the header's typesize (1
+    // where the typesize does not fit its byte).
+    let ts = usize::from(ChunkHeader::parse(&chunk).unwrap().typesize).max(1);
+    let total = src.len() / ts;
+    for (start, n) in [
+        (0, 1),
+        (total / 3, 5),
+        (total.saturating_sub(3), 3),
+        (total / 2, 0),
+    ] {
+        let n = n.min(total - start.min(total));
+        let mut items = vec![0xA5u8; n * ts];
+        let got = getitem(&chunk, start, n, &mut items)
+            .unwrap_or_else(|e| panic!("{p:?} size {}: getitem({start}, {n}): {e}", src.len()));
+        assert_eq!(got, n * ts);
+        assert!(
+            items == expected[start * ts..(start + n) * ts],
+            "{p:?} size {}: getitem({start}, {n}) differs",
+            src.len()
+        );
+    }
+    assert!(getitem(&chunk, total, 1, &mut [0u8; 16]).is_err());
 }
 
 #[test]
@@ -461,6 +484,17 @@ fn special_value_chunks() {
     assert_eq!(rep.len(), 40);
     let out = b2frame::chunk::decompress_to_vec(&rep, 1 << 20).unwrap();
     assert!(out.chunks(8).all(|c| c == v));
+    // Items of a value chunk, whole, and bytes from inside an item (the pattern in phase).
+    let mut items = [0u8; 24];
+    assert_eq!(getitem(&rep, 7, 3, &mut items).unwrap(), 24);
+    assert!(items.chunks(8).all(|c| c == v));
+    let d = Decoder::new(&rep).unwrap();
+    let mut odd = [0u8; 13];
+    d.decode_range(37..50, &mut odd).unwrap();
+    assert!(odd == out[37..50]);
+    let mut nan = [0u8; 16];
+    getitem(&nans, 99, 1, &mut nan[..8]).unwrap();
+    assert!(f64::from_le_bytes(nan[..8].try_into().unwrap()).is_nan());
     // An all-zero buffer compresses to a zero special chunk, as in c-blosc2.
     let z = ctx.compress_to_vec(&vec![0u8; 1 << 20]).unwrap();
     assert_eq!(z.len(), 32);

@@ -125,6 +125,22 @@ def decompress(chunk, nthreads=1):
     return out.raw[:n.value]
 
 
+def getitem(chunk, start, nitems):
+    """Items [start, start + nitems) of a chunk (in its header's typesize), decoding only the
+    blocks that hold them."""
+    chunk = bytes(chunk)
+    n = ctypes.c_size_t()
+    args = (chunk, ctypes.c_size_t(len(chunk)), ctypes.c_int64(start), ctypes.c_int64(nitems))
+    st = lib.b2f_getitem(*args, None, ctypes.c_size_t(0), ctypes.byref(n))
+    if st == ERR_BUFFER_TOO_SMALL:
+        out = ctypes.create_string_buffer(n.value)
+        st = lib.b2f_getitem(*args, out, ctypes.c_size_t(n.value), ctypes.byref(n))
+        _check(st)
+        return out.raw[:n.value]
+    _check(st)
+    return b""
+
+
 def chunk_sizes(chunk):
     """(nbytes, cbytes, blocksize) of a chunk."""
     chunk = bytes(chunk)

@@ -1,4 +1,5 @@
-//! One-shot chunk codec: `b2f_cparams`, `b2f_compress`, `b2f_decompress`, `b2f_chunk_sizes`.
+//! One-shot chunk codec: `b2f_cparams`, `b2f_compress`, `b2f_decompress`, `b2f_getitem`,
+//! `b2f_chunk_sizes`.
 
 use std::ffi::c_void;
 
@@ -249,6 +250,57 @@ pub unsafe extern "C" fn b2f_decompress_threads(
             nbytes_out,
         )
     }
+}
+
+/// Decodes items `[start, start + nitems)` of the chunk `chunk` (in the typesize its header
+/// records) into `dst`, decoding only the blocks that hold them, as c-blosc2's
+/// `blosc2_getitem` does; `*nbytes_out` (may be NULL) gets the bytes written,
+/// `nitems * typesize`.
+///
+/// Returns `B2F_OK`; `B2F_ERR_INVALID_ARGUMENT` for a negative `start` or `nitems`, items
+/// past the chunk's end, or NULL pointers; `B2F_ERR_BUFFER_TOO_SMALL` with the size needed in
+/// `*nbytes_out`; `B2F_ERR_CORRUPT` and `B2F_ERR_UNSUPPORTED` as for `b2f_decompress`.
+///
+/// # Memory and lifetimes
+/// All buffers belong to the caller. Thread-safe.
+///
+/// # Safety
+/// `chunk`/`dst` point to `chunk_len`/`dst_len` bytes or are NULL with length 0;
+/// `nbytes_out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn b2f_getitem(
+    chunk: *const c_void,
+    chunk_len: usize,
+    start: i64,
+    nitems: i64,
+    dst: *mut c_void,
+    dst_len: usize,
+    nbytes_out: *mut usize,
+) -> b2f_status {
+    guard("b2f_getitem", || {
+        // SAFETY: per the contract above.
+        let chunk = unsafe { input(chunk.cast(), chunk_len, "chunk") }?;
+        let (Ok(start), Ok(nitems)) = (usize::try_from(start), usize::try_from(nitems)) else {
+            return Err(Error::invalid(format!(
+                "start {start} and nitems {nitems} must not be negative"
+            )));
+        };
+        // SAFETY: per the contract above.
+        let out = unsafe { output(dst.cast(), dst_len, "dst") }?;
+        match chunk::decompress::getitem(chunk, start, nitems, out) {
+            Ok(n) => {
+                // SAFETY: per the contract above.
+                unsafe { write_opt(nbytes_out, n) };
+                Ok(())
+            }
+            Err(Error::BufferTooSmall { needed, given }) => {
+                // SAFETY: per the contract above.
+                unsafe { write_opt(nbytes_out, needed) };
+                Err(Error::BufferTooSmall { needed, given })
+            }
+            Err(e) => Err(e),
+        }
+    })
 }
 
 /// # Safety

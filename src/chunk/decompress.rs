@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::filters;
 use crate::filters::pipeline::{is_noop_backward, Undo};
 use crate::memcopy;
-use crate::pool::Pool;
+use crate::pool::{BufferStash, Pool};
 
 /// Largest dictionary a chunk may carry (`BLOSC2_MAXDICTSIZE`).
 const MAX_DICT_SIZE: usize = codecs::zstd::MAX_DICT_SIZE;
@@ -29,6 +29,29 @@ pub fn decompress_with(pool: &Pool, chunk: &[u8], dst: &mut [u8]) -> Result<usiz
 
 /// Decompresses a whole chunk into a new buffer. `max_nbytes` bounds the allocation: a header
 /// claiming more is an error, so an untrusted chunk never sizes an allocation by itself.
+/// Items `[start, start + nitems)` of `chunk` (in its header's typesize) into `dst`, decoding
+/// only the blocks that hold them (c-blosc2's `blosc2_getitem`); returns the bytes written.
+pub fn getitem(chunk: &[u8], start: usize, nitems: usize, dst: &mut [u8]) -> Result<usize> {
+    let d = Decoder::new(chunk)?;
+    let ts = usize::from(d.header().typesize).max(1);
+    let total = d.header().nbytes / ts;
+    if start > total || nitems > total - start {
+        bail!(
+            invalid,
+            "getitem: items [{start}, {start} + {nitems}) are outside the chunk's {total} items"
+        );
+    }
+    let len = nitems * ts;
+    if dst.len() < len {
+        return Err(Error::BufferTooSmall {
+            needed: len,
+            given: dst.len(),
+        });
+    }
+    d.decode_range(start * ts..start * ts + len, &mut dst[..len])?;
+    Ok(len)
+}
+
 pub fn decompress_to_vec(chunk: &[u8], max_nbytes: usize) -> Result<Vec<u8>> {
     let d = Decoder::new(chunk)?;
     let n = d.header().nbytes;
@@ -107,6 +130,9 @@ const LINE: usize = 64;
 fn line_start(buf: &[u8]) -> usize {
     buf.as_ptr().align_offset(LINE).min(LINE)
 }
+
+/// The block buffers of [`Decoder::decode_range`], kept between calls.
+static RANGE_BLOCKS: BufferStash = BufferStash::new(16 << 20);
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = const {
@@ -400,8 +426,16 @@ impl<'a> Decoder<'a> {
     }
 
     fn fill_special(&self, dst: &mut [u8], threads: &Pool) -> Result<()> {
+        self.fill_special_from(0, dst, threads)
+    }
+
+    /// [`Decoder::fill_special`] of the chunk's bytes from offset `at` on.
+    fn fill_special_from(&self, at: usize, dst: &mut [u8], threads: &Pool) -> Result<()> {
         let mut fill = |pattern: &[u8]| {
-            threads.split_mut(dst, pattern.len(), |_, piece| fill_pattern(piece, pattern))
+            // The pattern as it runs from `at`.
+            let mut phased = pattern.to_vec();
+            phased.rotate_left(at % pattern.len().max(1));
+            threads.split_mut(dst, pattern.len(), |_, piece| fill_pattern(piece, &phased))
         };
         match self.special {
             SpecialValue::Zero | SpecialValue::Uninit => fill(&[0]),
@@ -514,6 +548,45 @@ impl<'a> Decoder<'a> {
         self.h.filters[i] == filters::SHUFFLE
             && (meta == 0 || meta == self.typesize)
             && (2..=MAX_PLANE_SOURCES).contains(&self.typesize)
+    }
+
+    /// Decodes bytes `range` of the chunk into `dst` (`range.len()` bytes): only the blocks
+    /// that hold them are decoded, and of a shuffled block only those items, as c-blosc2's
+    /// getitem does.
+    pub fn decode_range(&self, range: std::ops::Range<usize>, dst: &mut [u8]) -> Result<()> {
+        if range.start > range.end || range.end > self.h.nbytes || dst.len() != range.len() {
+            bail!(
+                invalid,
+                "chunk: bytes {range:?} of {} into {} bytes",
+                self.h.nbytes,
+                dst.len()
+            );
+        }
+        if self.special != SpecialValue::None {
+            return self.fill_special_from(range.start, dst, &Pool::serial());
+        }
+        let mut reference = None;
+        if self.needs_reference() && range.end > self.block_range(0).end {
+            let mut b0 = vec![0u8; self.block_range(0).len()];
+            self.decode_block(0, &mut b0, None)?;
+            reference = Some(b0);
+        }
+        let blocks = (0..self.nblocks())
+            .map(|j| (j, self.block_range(j)))
+            .filter(|(_, r)| r.end > range.start && r.start < range.end);
+        let longest = blocks.clone().map(|(_, r)| r.len()).max().unwrap_or(0);
+        // A kept buffer, stale bytes and all (only the decoded part is read): zeroing a fresh
+        // one was a fifth of a short slice's time.
+        let mut block = RANGE_BLOCKS.take(longest);
+        for (j, r) in blocks {
+            let (lo, hi) = (range.start.max(r.start), range.end.min(r.end));
+            let part = lo - r.start..hi - r.start;
+            let b = &mut block[..r.len()];
+            self.decode_block_parts(j, std::slice::from_ref(&part), b, reference.as_deref())?;
+            dst[lo - range.start..hi - range.start].copy_from_slice(&b[part]);
+        }
+        RANGE_BLOCKS.give_back([block]);
+        Ok(())
     }
 
     fn decode_block_with(

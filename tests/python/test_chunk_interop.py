@@ -122,6 +122,12 @@ def test_c_blosc2_chunks_decode_here(codec, pipeline):
         expected = blosc2.decompress2(chunk)
         assert b2frame.decompress(chunk) == expected, (kind, size, typesize, clevel, split)
         assert b2frame.decompress(chunk, nthreads=2) == expected
+        # Items alone (b2f_getitem decodes only their blocks), in the header's typesize.
+        ts = chunk[3]
+        items = len(expected) // ts
+        for start, k in [(0, 1), (items // 3, 7), (items - 2, 2)]:
+            if 0 <= start and start + k <= items:
+                assert b2frame.getitem(chunk, start, k) == expected[start * ts:(start + k) * ts]
         if pipeline == "delta+shuffle" and size % typesize:
             # c-blosc2's delta leaves the bytes past the last whole item unwritten.
             cut = size - size % typesize
