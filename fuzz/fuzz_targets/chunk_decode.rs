@@ -1,15 +1,17 @@
-//! Any bytes as a Blosc chunk: the engine's decoder (whole, block by block and items of a
-//! block) and the C entry points `b2f_chunk_sizes` and `b2f_decompress`. Nothing may panic or
+//! Any bytes as a Blosc chunk: the engine's decoder (whole, block by block, items of a block,
+//! getitem) and the C entry points `b2f_chunk_sizes` and `b2f_decompress`. Nothing may panic or
 //! read out of bounds.
 #![no_main]
 
-use b2frame::chunk::decompress::{decompress_to_vec, Decoder};
+use b2frame::chunk::decompress::{decompress_to_vec, getitem, Decoder};
 use libfuzzer_sys::fuzz_target;
 
 const MAX_OUT: usize = 1 << 22;
 
 fuzz_target!(|data: &[u8]| {
     let _ = decompress_to_vec(data, MAX_OUT);
+    let mut items = [0u8; 4096];
+    let _ = getitem(data, 3, 5, &mut items);
     if let Ok(d) = Decoder::new(data) {
         if d.header().nbytes <= MAX_OUT {
             let mut out = vec![0u8; d.header().nbytes];
