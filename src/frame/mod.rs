@@ -312,13 +312,13 @@ impl Frame {
     }
 
     /// Reads into the start of `buf` (grown to the chunk's size if shorter, never shrunk)
-    /// only what decoding the blocks `want` names of chunk `i` needs: the header, the block starts
-    /// and those blocks' streams; the rest of `buf` keeps whatever it held. This is how a slab
-    /// read costs about the blocks it touches, not whole chunks. Returns the chunk's length,
-    /// or None, reading nothing more, where the whole chunk should be read instead: memory
-    /// and sparse frames, special entries, and chunks where it does not pay (most blocks
-    /// wanted, dictionaries, variable-length blocks) or that look unusual (the full read's
-    /// checks then report them).
+    /// only what decoding the blocks `want` names of chunk `i` needs: the header, the block
+    /// starts and those blocks' streams; the rest of `buf` keeps whatever it held. This is
+    /// how a slab read costs about the blocks it touches, not whole chunks. Returns the
+    /// chunk's length, or None, reading nothing more, where the whole chunk should be read
+    /// instead: memory and sparse frames, special entries, and chunks where it does not pay
+    /// (most blocks wanted, dictionaries, variable-length blocks) or that look unusual (the
+    /// full read's checks then report them).
     pub fn read_chunk_blocks(
         &self,
         i: usize,
