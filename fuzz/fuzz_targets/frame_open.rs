@@ -1,5 +1,5 @@
 //! Any bytes as a contiguous frame in memory: open it and walk everything — info, every chunk
-//! (sizes, raw, decoded), every metalayer and vlmetalayer, a slice across chunks.
+//! (sizes, raw, decoded), every metalayer and vlmetalayer, a slice across chunks and a short one.
 #![no_main]
 
 use b2frame::schunk::SChunk;
@@ -30,6 +30,11 @@ fuzz_target!(|data: &[u8]| {
             .min((MAX_CHUNK / info.typesize as usize) as i64);
         let mut out = vec![0u8; items as usize * info.typesize as usize];
         let _ = s.get_slice(0, items, &mut out);
+        // A short slice inside: only the blocks that hold it are decoded.
+        let total = info.nbytes / info.typesize as i64;
+        let at = total / 3;
+        let short = items.min(5).min(total - at);
+        let _ = s.get_slice(at, at + short, &mut out);
     }
     for n in s.meta_names() {
         let _ = s.meta_get(&n);
