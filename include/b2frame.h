@@ -426,7 +426,8 @@ b2f_status b2f_decompress_threads(const void *chunk,
  * `*nbytes_out`; `B2F_ERR_CORRUPT` and `B2F_ERR_UNSUPPORTED` as for `b2f_decompress`.
  *
  * # Memory and lifetimes
- * All buffers belong to the caller. Thread-safe.
+ * All buffers belong to the caller; decoding takes memory for one block of the chunk (its
+ * blocksize), as c-blosc2's does. Thread-safe.
  *
  * # Safety
  * `chunk`/`dst` point to `chunk_len`/`dst_len` bytes or are NULL with length 0;

@@ -262,7 +262,8 @@ pub unsafe extern "C" fn b2f_decompress_threads(
 /// `*nbytes_out`; `B2F_ERR_CORRUPT` and `B2F_ERR_UNSUPPORTED` as for `b2f_decompress`.
 ///
 /// # Memory and lifetimes
-/// All buffers belong to the caller. Thread-safe.
+/// All buffers belong to the caller; decoding takes memory for one block of the chunk (its
+/// blocksize), as c-blosc2's does. Thread-safe.
 ///
 /// # Safety
 /// `chunk`/`dst` point to `chunk_len`/`dst_len` bytes or are NULL with length 0;

@@ -27,10 +27,10 @@ pub fn decompress_with(pool: &Pool, chunk: &[u8], dst: &mut [u8]) -> Result<usiz
     Decoder::new(chunk)?.decode_all(dst, Some(pool))
 }
 
-/// Decompresses a whole chunk into a new buffer. `max_nbytes` bounds the allocation: a header
-/// claiming more is an error, so an untrusted chunk never sizes an allocation by itself.
 /// Items `[start, start + nitems)` of `chunk` (in its header's typesize) into `dst`, decoding
 /// only the blocks that hold them (c-blosc2's `blosc2_getitem`); returns the bytes written.
+/// Takes the memory of one block of the chunk (its blocksize, at most `MAX_BLOCKSIZE` as the
+/// header check holds), as c-blosc2 does.
 pub fn getitem(chunk: &[u8], start: usize, nitems: usize, dst: &mut [u8]) -> Result<usize> {
     let d = Decoder::new(chunk)?;
     let ts = usize::from(d.header().typesize).max(1);
@@ -52,6 +52,8 @@ pub fn getitem(chunk: &[u8], start: usize, nitems: usize, dst: &mut [u8]) -> Res
     Ok(len)
 }
 
+/// Decompresses a whole chunk into a new buffer. `max_nbytes` bounds the allocation: a header
+/// claiming more is an error, so an untrusted chunk never sizes an allocation by itself.
 pub fn decompress_to_vec(chunk: &[u8], max_nbytes: usize) -> Result<Vec<u8>> {
     let d = Decoder::new(chunk)?;
     let n = d.header().nbytes;
