@@ -646,9 +646,10 @@ impl SChunk {
         Ok(())
     }
 
-    /// Bytes `part` of chunk `i` (of `n` bytes) of frame `f`, into `dst`: a whole chunk
-    /// decoded straight into it, less than half of one from only the blocks that hold it
-    /// (read and decoded), anything else decoded whole into `scratch` first.
+    /// Bytes `part` of chunk `i` (of `n` bytes) of frame `f`, into `dst`: a special value
+    /// filled in, a whole chunk decoded straight into it, less than half of one from only the
+    /// blocks that hold it (read and decoded), anything else decoded whole into `scratch`
+    /// first.
     fn read_chunk_part(
         &self,
         f: &Frame,
@@ -659,49 +660,38 @@ impl SChunk {
         scratch: &mut Vec<u8>,
     ) -> Result<()> {
         let ts = f.header.typesize as usize;
-        let wrong_size = |got: usize| {
-            Error::corrupt(format!(
-                "chunk {i} holds {got} bytes where {n} were expected"
-            ))
-        };
-        let in_chunk = |e: Error| e.context(format_args!("chunk {i}"));
-        if 2 * part.len() < n {
-            return with_partial_chunk(f, i, Wanted::Bytes(part.clone()), |data| match data {
+        let short = 2 * part.len() < n;
+        let wanted = Wanted::Bytes(part.clone());
+        let read = |data: ChunkData<'_>| -> Result<()> {
+            let in_chunk = |e: Error| e.context(format_args!("chunk {i}"));
+            match data {
+                ChunkData::Special(kind, m) if m == n => special_part(kind, ts, n, part, dst),
+                ChunkData::Special(_, m) => Err(wrong_size(i, m, n)),
                 ChunkData::Stored(b) => {
                     let d = self.decoder(f, &b)?;
                     if d.header().nbytes != n {
-                        return Err(wrong_size(d.header().nbytes));
+                        return Err(wrong_size(i, d.header().nbytes, n));
                     }
-                    d.decode_range(part, dst).map_err(in_chunk)
+                    if short {
+                        d.decode_range(part, dst).map_err(in_chunk)
+                    } else if part.len() == n {
+                        d.decode_all(dst, Some(self.ctx.pool())).map_err(in_chunk)?;
+                        Ok(())
+                    } else {
+                        scratch.resize(n, 0);
+                        d.decode_all(scratch, Some(self.ctx.pool()))
+                            .map_err(in_chunk)?;
+                        dst.copy_from_slice(&scratch[part]);
+                        Ok(())
+                    }
                 }
-                // (`part` starts on an item: the pattern stays in phase)
-                ChunkData::Special(kind, m) if m == n => {
-                    fill_special(kind, ts, dst.len(), dst).map(|_| ())
-                }
-                ChunkData::Special(_, m) => Err(wrong_size(m)),
-            });
-        }
-        match f.chunk_data(i)? {
-            ChunkData::Stored(b) if part.len() == n => {
-                let d = self.decoder(f, &b)?;
-                if d.header().nbytes != n {
-                    return Err(wrong_size(d.header().nbytes));
-                }
-                d.decode_all(dst, Some(self.ctx.pool())).map_err(in_chunk)?;
             }
-            data => {
-                scratch.resize(n, 0);
-                let got = match data {
-                    ChunkData::Stored(b) => self.decode_stored(f, &b, scratch)?,
-                    ChunkData::Special(kind, m) => fill_special(kind, ts, m, scratch)?,
-                };
-                if got != n {
-                    return Err(wrong_size(got));
-                }
-                dst.copy_from_slice(&scratch[part]);
-            }
+        };
+        if short {
+            with_partial_chunk(f, i, wanted, read)
+        } else {
+            read(f.chunk_data(i)?)
         }
-        Ok(())
     }
 
     // ---- writes ----
@@ -1355,8 +1345,27 @@ fn fill_special(kind: SpecialValue, typesize: usize, n: usize, dst: &mut [u8]) -
             given: dst.len(),
         });
     }
+    special_part(kind, typesize, n, 0..n, &mut dst[..n])?;
+    Ok(n)
+}
+
+/// Bytes `part` of `n` bytes of a special value, into `dst` (`part.len()` bytes), the value
+/// in phase wherever `part` starts.
+fn special_part(
+    kind: SpecialValue,
+    typesize: usize,
+    n: usize,
+    part: Range<usize>,
+    dst: &mut [u8],
+) -> Result<()> {
     // Any blocksize decodes a special chunk; one block unless the chunk exceeds a block's limit.
     let blocksize = n.clamp(1, chunk::MAX_BLOCKSIZE);
     let c = chunk::special::build(kind, n, typesize.max(1), blocksize, None)?;
-    chunk::decompress(&c, &mut dst[..n])
+    Decoder::new(&c)?.decode_range(part, dst)
+}
+
+fn wrong_size(i: usize, got: usize, n: usize) -> Error {
+    Error::corrupt(format!(
+        "chunk {i} holds {got} bytes where {n} were expected"
+    ))
 }

@@ -4,6 +4,7 @@
 //! table) before anything is decoded; each block is then decoded with bounds checked against
 //! the chunk, so no field read from the chunk indexes or sizes anything unchecked.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 
 use super::header::{self, ChunkHeader, SpecialValue};
@@ -434,9 +435,15 @@ impl<'a> Decoder<'a> {
     /// [`Decoder::fill_special`] of the chunk's bytes from offset `at` on.
     fn fill_special_from(&self, at: usize, dst: &mut [u8], threads: &Pool) -> Result<()> {
         let mut fill = |pattern: &[u8]| {
-            // The pattern as it runs from `at`.
-            let mut phased = pattern.to_vec();
-            phased.rotate_left(at % pattern.len().max(1));
+            // The pattern as it runs from `at` (a copy only where that is not its start).
+            let shift = at % pattern.len().max(1);
+            let phased: Cow<'_, [u8]> = if shift == 0 {
+                Cow::Borrowed(pattern)
+            } else {
+                let mut p = pattern.to_vec();
+                p.rotate_left(shift);
+                Cow::Owned(p)
+            };
             threads.split_mut(dst, pattern.len(), |_, piece| fill_pattern(piece, &phased))
         };
         match self.special {
@@ -583,8 +590,20 @@ impl<'a> Decoder<'a> {
         for (j, r) in blocks {
             let (lo, hi) = (range.start.max(r.start), range.end.min(r.end));
             let part = lo - r.start..hi - r.start;
-            let b = &mut block[..r.len()];
-            self.decode_block_parts(j, std::slice::from_ref(&part), b, reference.as_deref())?;
+            let b = match (j, &reference) {
+                // Block 0, decoded already as the reference.
+                (0, Some(b0)) => &b0[..],
+                _ => {
+                    let b = &mut block[..r.len()];
+                    self.decode_block_parts(
+                        j,
+                        std::slice::from_ref(&part),
+                        b,
+                        reference.as_deref(),
+                    )?;
+                    &b[..]
+                }
+            };
             dst[lo - range.start..hi - range.start].copy_from_slice(&b[part]);
         }
         RANGE_BLOCKS.give_back([block]);
