@@ -1112,18 +1112,17 @@ static BUFFERS: BufferStash = BufferStash::new(80 << 20);
 /// Whether every byte of `s` equals the first (c-blosc2 stores such streams as runs).
 fn is_run(s: &[u8]) -> bool {
     let first = s[0];
-    let pattern = u64::from_ne_bytes([first; 8]);
-    let mut words = s.chunks_exact(32);
-    for w in &mut words {
-        let mut acc = 0u64;
-        for q in w.chunks_exact(8) {
-            acc |= u64::from_ne_bytes([q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]]) ^ pattern;
-        }
-        if acc != 0 {
+    // A byte-wise OR of differences over 256 bytes, which the compiler turns into vector
+    // instructions, then one test: compares of 8-byte words, each with its branch, took 9%
+    // of the compression of shuffled incr_i32 with BloscLZ at clevel 1, whose high planes are
+    // runs.
+    let mut pieces = s.chunks_exact(256);
+    for piece in &mut pieces {
+        if piece.iter().fold(0, |acc, &b| acc | (b ^ first)) != 0 {
             return false;
         }
     }
-    words.remainder().iter().all(|&b| b == first)
+    pieces.remainder().iter().all(|&b| b == first)
 }
 
 /// `b2f_max_compressed_size`: the largest chunk `nbytes` of data can take.
@@ -1139,5 +1138,29 @@ fn codec_format(codec: u8) -> u8 {
         codecs::ZLIB => header::FORMAT_ZLIB,
         codecs::ZSTD => header::FORMAT_ZSTD,
         _ => header::FORMAT_UDCODEC,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_run;
+
+    #[test]
+    fn a_run_is_found_only_when_every_byte_matches() {
+        for len in [1, 2, 31, 255, 256, 257, 511, 512, 1000, 4096 + 17] {
+            for first in [0u8, 0x5a, 0xff] {
+                let run = vec![first; len];
+                assert!(is_run(&run), "len {len}, byte {first:#x}");
+                // One byte off anywhere (in a whole 256-byte piece, its last byte, the tail).
+                for at in [1, 7, 255, 256, len / 2, len - 1] {
+                    if at == 0 || at >= len {
+                        continue;
+                    }
+                    let mut broken = run.clone();
+                    broken[at] ^= 0x80;
+                    assert!(!is_run(&broken), "len {len}, byte {first:#x}, at {at}");
+                }
+            }
+        }
     }
 }
