@@ -96,8 +96,11 @@ pub fn compress_hc(clevel: u8, src: &[u8], dst: &mut [u8]) -> usize {
 /// (shuffled incr_i32 with LZ4HC: 1.24-1.40 of c-blosc2's decoding speed, against 0.97-1.04
 /// through lz4). In streams of short sequences lz4's fewer instructions per sequence win
 /// (rainfall_f32 unfiltered, 3.3 times: 0.71 through the Rust decoder); at 8 times that still
-/// cost 15% on shuffled rainfall_f32, at 32 nothing measured loses.
-const RUST_DECODER_MIN_EXPANSION: usize = 32;
+/// cost 15% on shuffled rainfall_f32. At 16 nothing measured loses against 32 (clevels 1, 5
+/// and 9), and streams of 16-32 times go faster: shuffled incr_i32 LZ4HC at clevel 1 0.94 ->
+/// 1.15-1.17, bitshuffled incr_i32 LZ4 at clevels 1 and 9 1.52-1.56 -> 1.85-1.95; at 24 the
+/// bitshuffled ones stay with lz4.
+const RUST_DECODER_MIN_EXPANSION: usize = 16;
 
 /// Decompresses one stream into exactly `dst.len()` bytes (LZ4 and LZ4HC share the format).
 pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
