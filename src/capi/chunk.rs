@@ -288,19 +288,12 @@ pub unsafe extern "C" fn b2f_getitem(
         };
         // SAFETY: per the contract above.
         let out = unsafe { output(dst.cast(), dst_len, "dst") }?;
-        match chunk::decompress::getitem(chunk, start, nitems, out) {
-            Ok(n) => {
-                // SAFETY: per the contract above.
-                unsafe { write_opt(nbytes_out, n) };
-                Ok(())
-            }
-            Err(Error::BufferTooSmall { needed, given }) => {
-                // SAFETY: per the contract above.
-                unsafe { write_opt(nbytes_out, needed) };
-                Err(Error::BufferTooSmall { needed, given })
-            }
-            Err(e) => Err(e),
+        let r = chunk::decompress::getitem(chunk, start, nitems, out);
+        if let Ok(n) | Err(Error::BufferTooSmall { needed: n, .. }) = r {
+            // SAFETY: per the contract above.
+            unsafe { write_opt(nbytes_out, n) };
         }
+        r.map(drop)
     })
 }
 

@@ -576,7 +576,7 @@ impl<'a> Decoder<'a> {
         }
         let mut reference = None;
         if self.needs_reference() && range.end > self.block_range(0).end {
-            let mut b0 = vec![0u8; self.block_range(0).len()];
+            let mut b0 = RANGE_BLOCKS.take(self.block_range(0).len());
             self.decode_block(0, &mut b0, None)?;
             reference = Some(b0);
         }
@@ -606,7 +606,8 @@ impl<'a> Decoder<'a> {
             };
             dst[lo - range.start..hi - range.start].copy_from_slice(&b[part]);
         }
-        RANGE_BLOCKS.give_back([block]);
+        // In the reverse of the order taken, so the next call takes each again.
+        RANGE_BLOCKS.give_back(std::iter::once(block).chain(reference));
         Ok(())
     }
 
