@@ -568,7 +568,7 @@ impl Context {
         // choice shows when the chunk barely fits: a serial block must fit in the room left
         // in `dst` as it is compressed, a parallel one only once it is placed.
         let parallel = plan.nbytes / plan.blocksize > 1;
-        let end = match self.pool.rayon().filter(|_| parallel) {
+        let end = match self.pool.workers().filter(|_| parallel) {
             Some(pool) => {
                 self.compress_blocks_parallel(pool, &plan, src, dict.as_ref(), dst, pos)?
             }
@@ -662,7 +662,7 @@ impl Context {
     /// The chunk is the same as the serial one, whatever the thread count.
     fn compress_blocks_parallel(
         &self,
-        pool: &rayon::ThreadPool,
+        pool: &crate::pool::Workers,
         plan: &Plan,
         src: &[u8],
         dict: Option<&Dict>,

@@ -387,7 +387,7 @@ impl<'a> Decoder<'a> {
         if nbytes == 0 {
             return Ok(0);
         }
-        let parallel = pool.and_then(|p| p.rayon()).filter(|_| self.nblocks > 1);
+        let parallel = pool.and_then(|p| p.workers()).filter(|_| self.nblocks > 1);
         if self.needs_reference() {
             // Block 0 first: every other block is coded against it.
             let r0 = self.block_range(0);
@@ -407,7 +407,7 @@ impl<'a> Decoder<'a> {
         out: &mut [u8],
         base: usize,
         dref: Option<&[u8]>,
-        parallel: Option<&rayon::ThreadPool>,
+        parallel: Option<&crate::pool::Workers>,
     ) -> Result<()> {
         let first = if base == 0 { 0 } else { 1 };
         let mut parts: Vec<(usize, &mut [u8])> = Vec::with_capacity(self.nblocks - first);
