@@ -38,7 +38,7 @@ pub struct Workers {
 
 impl Workers {
     fn new(nthreads: usize) -> Result<Workers> {
-        let placement = Arc::new(placement::Placement::new());
+        let placement = Arc::new(placement::Placement::new(nthreads - 1));
         let starting = Arc::clone(&placement);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(nthreads - 1)
@@ -181,9 +181,7 @@ pub fn on_each_thread(workers: &Workers, work: impl Fn() -> Result<()> + Sync) -
     let nested = rayon::current_thread_index().is_some();
     let pool = &workers.pool;
     if !nested {
-        workers
-            .placement
-            .keep_off_current_cpu(pool.current_num_threads());
+        workers.placement.keep_off_current_cpu();
     }
     let working = AtomicUsize::new(pool.current_num_threads());
     pool.in_place_scope(|scope| {
@@ -352,8 +350,7 @@ mod tests {
     /// Each worker's CPU mask after the workers are kept off `cpu`.
     #[cfg(target_os = "linux")]
     fn masks_kept_off(workers: &Workers, cpu: usize) -> Vec<rustix::thread::CpuSet> {
-        let nworkers = workers.pool.current_num_threads();
-        workers.placement.keep_off(cpu, nworkers);
+        workers.placement.keep_off(cpu);
         workers
             .pool
             .broadcast(|_| rustix::thread::sched_getaffinity(None).unwrap())

@@ -18,21 +18,21 @@ mod imp {
     pub struct Placement {
         /// The workers' thread ids, as they start.
         workers: Mutex<Vec<Pid>>,
+        /// How many workers the pool starts.
+        nworkers: usize,
         /// The CPUs the workers may run on, as the pool's creator was allowed.
-        allowed: Vec<usize>,
+        allowed: CpuSet,
         /// The CPU the workers are kept off, plus one (0: none yet).
         off: AtomicUsize,
     }
 
     impl Placement {
-        pub fn new() -> Placement {
-            // The workers inherit the creating thread's affinity.
-            let allowed = sched_getaffinity(None)
-                .map(|set| (0..CpuSet::MAX_CPU).filter(|&c| set.is_set(c)).collect())
-                .unwrap_or_default();
+        pub fn new(nworkers: usize) -> Placement {
             Placement {
-                workers: Mutex::new(Vec::new()),
-                allowed,
+                workers: Mutex::new(Vec::with_capacity(nworkers)),
+                nworkers,
+                // The workers inherit the creating thread's affinity.
+                allowed: sched_getaffinity(None).unwrap_or_else(|_| CpuSet::new()),
                 off: AtomicUsize::new(0),
             }
         }
@@ -45,23 +45,18 @@ mod imp {
                 .push(gettid());
         }
 
-        /// Keeps the workers (`nworkers` of them, once all have started) off the calling
-        /// thread's CPU.
-        pub fn keep_off_current_cpu(&self, nworkers: usize) {
-            self.keep_off(sched_getcpu(), nworkers);
+        /// Keeps the workers (once all have started) off the calling thread's CPU.
+        pub fn keep_off_current_cpu(&self) {
+            self.keep_off(sched_getcpu());
         }
 
-        pub fn keep_off(&self, cpu: usize, nworkers: usize) {
+        pub fn keep_off(&self, cpu: usize) {
             if self.off.load(Relaxed) == cpu + 1 {
                 return;
             }
-            let mut set = CpuSet::new();
-            let mut others = 0;
-            for &c in self.allowed.iter().filter(|&&c| c != cpu) {
-                set.set(c);
-                others += 1;
-            }
-            if others == 0 {
+            let mut set = self.allowed;
+            set.unset(cpu);
+            if set.count() == 0 {
                 // One CPU for everything: nowhere else to go.
                 return;
             }
@@ -71,15 +66,17 @@ mod imp {
                 let _ = sched_setaffinity(Some(tid), &set);
             }
             // Until every worker has started and been placed, the next call places them.
-            if workers.len() == nworkers {
+            if workers.len() == self.nworkers {
                 self.off.store(cpu + 1, Relaxed);
             }
         }
 
         /// The CPUs the workers were started with.
         #[cfg(test)]
-        pub fn allowed(&self) -> &[usize] {
-            &self.allowed
+        pub fn allowed(&self) -> Vec<usize> {
+            (0..CpuSet::MAX_CPU)
+                .filter(|&c| self.allowed.is_set(c))
+                .collect()
         }
     }
 }
@@ -89,13 +86,13 @@ mod imp {
     pub struct Placement;
 
     impl Placement {
-        pub fn new() -> Placement {
+        pub fn new(_nworkers: usize) -> Placement {
             Placement
         }
 
         pub fn add_current_thread(&self) {}
 
-        pub fn keep_off_current_cpu(&self, _nworkers: usize) {}
+        pub fn keep_off_current_cpu(&self) {}
     }
 }
 
