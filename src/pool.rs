@@ -376,6 +376,33 @@ mod tests {
         }
     }
 
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn workers_move_at_most_once_per_interval() {
+        use std::time::Duration;
+        let workers = Workers::new(2).unwrap();
+        workers.pool.broadcast(|_| ());
+        let allowed = workers.placement.allowed().to_vec();
+        let [a, b, ..] = allowed[..] else {
+            return; // one CPU: the workers never move
+        };
+        let masks = || {
+            workers
+                .pool
+                .broadcast(|_| rustix::thread::sched_getaffinity(None).unwrap())
+        };
+        let at = Duration::from_millis;
+        let placement = &workers.placement;
+        placement.keep_off_unless_recent(a, at(1));
+        assert!(masks().iter().all(|m| !m.is_set(a) && m.is_set(b)));
+        // Another CPU soon after: held back.
+        placement.keep_off_unless_recent(b, at(1) + placement::MIN_MOVE_INTERVAL / 2);
+        assert!(masks().iter().all(|m| !m.is_set(a) && m.is_set(b)));
+        // Once the interval has passed, the workers move.
+        placement.keep_off_unless_recent(b, at(1) + placement::MIN_MOVE_INTERVAL);
+        assert!(masks().iter().all(|m| m.is_set(a) && !m.is_set(b)));
+    }
+
     #[test]
     fn map_keeps_the_order_and_returns_the_first_error() {
         let items: Vec<usize> = (0..100).collect();
