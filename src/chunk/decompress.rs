@@ -157,31 +157,27 @@ fn read_i32(chunk: &[u8], at: usize) -> Result<i32> {
 
 impl<'a> Decoder<'a> {
     /// Parses and validates `chunk`'s header and layout.
+    ///
+    /// The decoder is built once, at the end, from values worked out before: built first and
+    /// then filled in, it was copied into the `Result` (184 bytes, a `memcpy` call).
+    #[inline]
     pub fn new(chunk: &'a [u8]) -> Result<Decoder<'a>> {
         let h = ChunkHeader::parse(chunk)?;
         let chunk = &chunk[..h.cbytes];
         let special = h.special()?;
         let hl = h.header_len();
-        let mut d = Decoder {
-            chunk,
-            typesize: usize::from(h.typesize),
-            frame_typesize: usize::from(h.typesize),
-            array_blockshape: None,
-            special,
-            nblocks: 0,
-            blocksize: h.blocksize,
-            leftover: 0,
-            bstarts_end: hl,
-            dict: Dict::None,
-            vl: Vec::new(),
-            planes_in_place: false,
-            h,
-        };
+        let typesize = usize::from(h.typesize);
+        let whole_blocks = || (h.nbytes.div_ceil(h.blocksize), h.nbytes % h.blocksize);
+        let mut nblocks = 0;
+        let mut blocksize = h.blocksize;
+        let mut leftover = 0;
+        let mut bstarts_end = hl;
+        let mut dict = Dict::None;
+        let mut vl = Vec::new();
+        let mut planes_in_place = false;
         if special != SpecialValue::None {
-            return Ok(d);
-        }
-        let h = &d.h;
-        if h.memcpyed() {
+            // Nothing stored but the header (and a repeated value).
+        } else if h.memcpyed() {
             if h.cbytes != h.nbytes + hl {
                 bail!(
                     corrupt,
@@ -191,45 +187,52 @@ impl<'a> Decoder<'a> {
                     h.nbytes + hl
                 );
             }
-            d.nblocks = h.nbytes.div_ceil(h.blocksize);
-            d.leftover = h.nbytes % h.blocksize;
-            return Ok(d);
+            (nblocks, leftover) = whole_blocks();
+        } else if !(h.nbytes == 0 && h.cbytes == hl) {
+            if h.vl_blocks() {
+                nblocks = h.blocksize;
+                blocksize = 0;
+            } else {
+                (nblocks, leftover) = whole_blocks();
+            }
+            let bstarts_len = nblocks
+                .checked_mul(4)
+                .filter(|n| hl + n <= chunk.len())
+                .ok_or_else(|| {
+                    Error::corrupt(format!(
+                        "chunk: {nblocks} block starts do not fit in its {} bytes",
+                        chunk.len()
+                    ))
+                })?;
+            bstarts_end = hl + bstarts_len;
+            if h.use_dict() {
+                (dict, bstarts_end) = Self::dict(&h, chunk, bstarts_end)?;
+            }
+            if h.vl_blocks() {
+                vl = Self::vl_blocks(&h, chunk, nblocks, bstarts_end)?;
+            }
+            planes_in_place = Self::reads_planes_in_place(&h, typesize, vl.is_empty());
         }
-        if h.nbytes == 0 && h.cbytes == hl {
-            return Ok(d);
-        }
-        if h.vl_blocks() {
-            d.nblocks = h.blocksize;
-            d.blocksize = 0;
-        } else {
-            d.nblocks = h.nbytes.div_ceil(h.blocksize);
-            d.leftover = h.nbytes % h.blocksize;
-        }
-        let bstarts_len = d
-            .nblocks
-            .checked_mul(4)
-            .filter(|n| hl + n <= d.chunk.len())
-            .ok_or_else(|| {
-                Error::corrupt(format!(
-                    "chunk: {} block starts do not fit in its {} bytes",
-                    d.nblocks,
-                    d.chunk.len()
-                ))
-            })?;
-        d.bstarts_end = hl + bstarts_len;
-        if d.h.use_dict() {
-            d.load_dict()?;
-        }
-        if d.h.vl_blocks() {
-            d.load_vl_blocks()?;
-        }
-        d.planes_in_place = d.reads_planes_in_place();
-        Ok(d)
+        Ok(Decoder {
+            chunk,
+            typesize,
+            frame_typesize: typesize,
+            array_blockshape: None,
+            special,
+            nblocks,
+            blocksize,
+            leftover,
+            bstarts_end,
+            dict,
+            vl,
+            planes_in_place,
+            h,
+        })
     }
 
-    fn load_dict(&mut self) -> Result<()> {
-        let at = self.bstarts_end;
-        let dsize = read_i32(self.chunk, at).map_err(|e| e.context("chunk dictionary size"))?;
+    /// The chunk's dictionary, at `at`, and where the streams start after it.
+    fn dict(h: &ChunkHeader, chunk: &'a [u8], at: usize) -> Result<(Dict<'a>, usize)> {
+        let dsize = read_i32(chunk, at).map_err(|e| e.context("chunk dictionary size"))?;
         if dsize <= 0 || dsize as usize > MAX_DICT_SIZE {
             bail!(
                 corrupt,
@@ -238,34 +241,39 @@ impl<'a> Decoder<'a> {
         }
         let start = at + 4;
         let end = start + dsize as usize;
-        if end > self.chunk.len() {
+        if end > chunk.len() {
             bail!(
                 corrupt,
                 "chunk: dictionary of {dsize} bytes at offset {start} runs past the chunk ({} bytes)",
-                self.chunk.len()
+                chunk.len()
             );
         }
-        let bytes = &self.chunk[start..end];
-        self.dict = match self.h.compformat() {
+        let bytes = &chunk[start..end];
+        let dict = match h.compformat() {
             header::FORMAT_ZSTD => Dict::Zstd(codecs::zstd::DDict::new(bytes)?),
             header::FORMAT_LZ4 => Dict::Lz4(bytes),
             _ => Dict::None,
         };
-        self.bstarts_end = end;
-        Ok(())
+        Ok((dict, end))
     }
 
-    fn load_vl_blocks(&mut self) -> Result<()> {
-        let hl = self.h.header_len();
-        let bstarts_end = self.bstarts_end;
-        let cbytes = self.chunk.len();
-        let mut blocks = Vec::with_capacity(self.nblocks);
+    /// The blocks of a variable-length-block chunk, `nblocks` of them, whose offsets end at
+    /// `bstarts_end`.
+    fn vl_blocks(
+        h: &ChunkHeader,
+        chunk: &[u8],
+        nblocks: usize,
+        bstarts_end: usize,
+    ) -> Result<Vec<VlBlock>> {
+        let hl = h.header_len();
+        let cbytes = chunk.len();
+        let mut blocks = Vec::with_capacity(nblocks);
         let mut total = 0usize;
         let mut prev = 0usize;
-        for i in 0..self.nblocks {
-            let bstart = read_i32(self.chunk, hl + 4 * i)?;
-            let next = if i + 1 < self.nblocks {
-                read_i32(self.chunk, hl + 4 * (i + 1))?
+        for i in 0..nblocks {
+            let bstart = read_i32(chunk, hl + 4 * i)?;
+            let next = if i + 1 < nblocks {
+                read_i32(chunk, hl + 4 * (i + 1))?
             } else {
                 cbytes as i32
             };
@@ -282,16 +290,16 @@ impl<'a> Decoder<'a> {
                     "chunk: variable-length block {i} offsets {bstart}..{next} are out of order or outside {bstarts_end}..{cbytes}"
                 );
             }
-            let len = read_i32(self.chunk, bstart)?;
+            let len = read_i32(chunk, bstart)?;
             if len <= 0 {
                 bail!(corrupt, "chunk: variable-length block {i} has size {len}");
             }
             let len = len as usize;
-            if total + len > self.h.nbytes {
+            if total + len > h.nbytes {
                 bail!(
                     corrupt,
                     "chunk: variable-length blocks add up to more than nbytes ({})",
-                    self.h.nbytes
+                    h.nbytes
                 );
             }
             blocks.push(VlBlock {
@@ -303,15 +311,14 @@ impl<'a> Decoder<'a> {
             total += len;
             prev = bstart;
         }
-        if total != self.h.nbytes {
+        if total != h.nbytes {
             bail!(
                 corrupt,
                 "chunk: variable-length blocks add up to {total} bytes, nbytes is {}",
-                self.h.nbytes
+                h.nbytes
             );
         }
-        self.vl = blocks;
-        Ok(())
+        Ok(blocks)
     }
 
     /// Reads the chunk as one of a frame whose typesize is `typesize` (positive, as frame
@@ -410,16 +417,14 @@ impl<'a> Decoder<'a> {
         parallel: Option<&crate::pool::Workers>,
     ) -> Result<()> {
         let first = if base == 0 { 0 } else { 1 };
-        let mut parts: Vec<(usize, &mut [u8])> = Vec::with_capacity(self.nblocks - first);
         let mut rest = out;
-        for j in first..self.nblocks {
-            let r = self.block_range(j);
-            let (head, tail) = std::mem::take(&mut rest).split_at_mut(r.len());
-            parts.push((j, head));
+        let parts = (first..self.nblocks).map(|j| {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(self.block_range(j).len());
             rest = tail;
-        }
+            (j, head)
+        });
         match parallel {
-            Some(p) => crate::pool::for_each_claimed(p, parts.into_iter(), |(j, part)| {
+            Some(p) => crate::pool::for_each_claimed(p, parts, |(j, part)| {
                 self.decode_block(j, part, dref)
             }),
             None => parts
@@ -532,7 +537,8 @@ impl<'a> Decoder<'a> {
             let a = aligned(a, n);
             let mut sources = PlaneSources::new(runs);
             self.decode_streams(j, a, self.planes_in_place.then_some(&mut sources))?;
-            let planes = self.planes(&sources, a, n / ts);
+            let mut planes: [&[u8]; MAX_PLANE_SOURCES] = [&[]; MAX_PLANE_SOURCES];
+            self.planes(&sources, a, n / ts, &mut planes);
             for r in parts {
                 let (lo, hi) = (r.start / ts, r.end / ts);
                 let mut sub: [&[u8]; MAX_PLANE_SOURCES] = [&[]; MAX_PLANE_SOURCES];
@@ -636,20 +642,20 @@ impl<'a> Decoder<'a> {
     /// Whether the streams of a whole block are the planes of its first undo step, an
     /// unshuffle, so that streams stored raw can be unshuffled from the chunk rather than
     /// copied out first.
-    fn reads_planes_in_place(&self) -> bool {
+    fn reads_planes_in_place(h: &ChunkHeader, typesize: usize, fixed_blocks: bool) -> bool {
         let first_undo = (0..filters::MAX_FILTERS)
             .rev()
-            .find(|&i| !is_noop_backward(self.h.filters[i]));
+            .find(|&i| !is_noop_backward(h.filters[i]));
         let Some(i) = first_undo else {
             return false;
         };
-        let meta = usize::from(self.h.filters_meta[i]);
-        self.h.filters[i] == filters::SHUFFLE
-            && (meta == 0 || meta == self.typesize)
-            && self.vl.is_empty()
-            && !self.h.dont_split()
+        let meta = usize::from(h.filters_meta[i]);
+        h.filters[i] == filters::SHUFFLE
+            && (meta == 0 || meta == typesize)
+            && fixed_blocks
+            && !h.dont_split()
             // (up to 16 planes, as `PlaneSources` holds)
-            && filters::shuffle::unshuffles_planes_fast(self.typesize)
+            && filters::shuffle::unshuffles_planes_fast(typesize)
     }
 
     /// Decodes the compressed streams of block `j` into `out`. With `sources`, streams stored
@@ -856,18 +862,21 @@ impl<'a> Decoder<'a> {
     /// Unshuffles a block whose planes are the decoded streams in `decoded`, or for streams
     /// `sources` places elsewhere, the chunk's bytes and kept runs of one byte.
     fn unshuffle_sources(&self, sources: &PlaneSources, decoded: &[u8], dst: &mut [u8]) {
-        let planes = self.planes(sources, decoded, dst.len() / self.typesize);
+        let mut planes: [&[u8]; MAX_PLANE_SOURCES] = [&[]; MAX_PLANE_SOURCES];
+        self.planes(sources, decoded, dst.len() / self.typesize, &mut planes);
         filters::shuffle::unshuffle_planes(&planes[..self.typesize], dst);
     }
 
-    /// The `n`-byte planes of a block (the first `typesize`), each where `sources` puts it.
+    /// Points the first `typesize` of `planes` at the `n`-byte planes of a block, each where
+    /// `sources` puts it. (Filled in place: the 256-byte array, returned, was copied with a
+    /// `memcpy` call for every block.)
     fn planes<'s>(
         &'s self,
         sources: &'s PlaneSources,
         decoded: &'s [u8],
         n: usize,
-    ) -> [&'s [u8]; MAX_PLANE_SOURCES] {
-        let mut planes: [&[u8]; MAX_PLANE_SOURCES] = [&[]; MAX_PLANE_SOURCES];
+        planes: &mut [&'s [u8]; MAX_PLANE_SOURCES],
+    ) {
         for (k, plane) in planes.iter_mut().enumerate().take(self.typesize) {
             *plane = match sources.at[k] {
                 PlaneAt::Chunk(at) => &self.chunk[at..at + n],
@@ -875,7 +884,6 @@ impl<'a> Decoder<'a> {
                 PlaneAt::Decoded => &decoded[k * n..(k + 1) * n],
             };
         }
-        planes
     }
 }
 
