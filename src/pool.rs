@@ -21,13 +21,41 @@ mod placement;
 
 /// Worker threads for block-level parallelism.
 pub struct Pool {
-    workers: Option<Arc<Workers>>,
+    workers: Option<&'static Workers>,
     nthreads: usize,
 }
 
-fn registry() -> &'static Mutex<HashMap<usize, Arc<Workers>>> {
-    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<Workers>>>> = OnceLock::new();
+/// The workers of each thread count, started on first use and kept for the life of the
+/// process, as c-blosc2 keeps its pools.
+fn registry() -> &'static Mutex<HashMap<usize, &'static Workers>> {
+    static POOLS: OnceLock<Mutex<HashMap<usize, &'static Workers>>> = OnceLock::new();
     POOLS.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// Thread counts below this find their workers without the registry's lock: every call
+/// with `nthreads` > 1 asks, and for a 4 KiB chunk the lock, the map and the reference count
+/// were a sixth of a decode.
+const UNLOCKED_POOLS: usize = 64;
+static UNLOCKED: [OnceLock<&'static Workers>; UNLOCKED_POOLS] =
+    [const { OnceLock::new() }; UNLOCKED_POOLS];
+
+fn workers_for(nthreads: usize) -> Result<&'static Workers> {
+    if let Some(w) = UNLOCKED.get(nthreads).and_then(OnceLock::get) {
+        return Ok(w);
+    }
+    let mut pools = registry().lock().unwrap_or_else(|e| e.into_inner());
+    let workers = match pools.get(&nthreads) {
+        Some(&w) => w,
+        None => {
+            let w: &'static Workers = Box::leak(Box::new(Workers::new(nthreads)?));
+            pools.insert(nthreads, w);
+            w
+        }
+    };
+    if let Some(slot) = UNLOCKED.get(nthreads) {
+        let _ = slot.set(workers);
+    }
+    Ok(workers)
 }
 
 /// The `nthreads - 1` workers of a pool of `nthreads` (2 or more), beside the calling thread.
@@ -59,17 +87,8 @@ impl Pool {
         if nthreads == 1 {
             return Ok(Pool::serial());
         }
-        let mut pools = registry().lock().unwrap_or_else(|e| e.into_inner());
-        let workers = match pools.get(&nthreads) {
-            Some(w) => Arc::clone(w),
-            None => {
-                let w = Arc::new(Workers::new(nthreads)?);
-                pools.insert(nthreads, Arc::clone(&w));
-                w
-            }
-        };
         Ok(Pool {
-            workers: Some(workers),
+            workers: Some(workers_for(nthreads)?),
             nthreads,
         })
     }
@@ -88,7 +107,7 @@ impl Pool {
 
     /// The workers for [`on_each_thread`], when there is more than one thread.
     pub fn workers(&self) -> Option<&Workers> {
-        self.workers.as_deref()
+        self.workers
     }
 
     /// Runs `f(offset, piece)` over `dst` cut into pieces of at most `PIECE` bytes, each
