@@ -227,6 +227,7 @@ int main(int argc, char **argv) {
     else
     if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--mib") && i + 1 < argc) g_len = (size_t)atoi(argv[++i]) << 20;
+    else if (!strcmp(argv[i], "--kib") && i + 1 < argc) g_len = (size_t)atoi(argv[++i]) << 10;
     else if (!strcmp(argv[i], "--clevel") && i + 1 < argc) clevel = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--rainfall") && i + 1 < argc) rain = argv[++i];
   }
@@ -248,9 +249,9 @@ int main(int argc, char **argv) {
     memcpy(tmp, sets[0].data, g_len);
     tm[r] = now() - t0;
   }
-  printf("b2frame %s vs c-blosc2 %s; %zu MiB buffers, clevel %d, %d rounds of samples of at least 10 ms each; "
+  printf("b2frame %s vs c-blosc2 %s; %zu KiB buffers, clevel %d, %d rounds of samples of at least 10 ms each; "
          "MB/s: median sample; b2f/c speed: median of the per-round ratios; memcpy %.0f MB/s\n\n",
-         b2f_version(), BLOSC2_VERSION_STRING, g_len >> 20, clevel, g_reps, g_len / MB / median(tm, g_reps));
+         b2f_version(), BLOSC2_VERSION_STRING, g_len >> 10, clevel, g_reps, g_len / MB / median(tm, g_reps));
   free(tmp);
   printf("| data | codec | filter | threads | cratio b2f | cratio c | cratio b2f/c | comp MB/s b2f | comp MB/s c | comp b2f/c | decomp MB/s b2f | decomp MB/s c | decomp b2f/c |\n");
   printf("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs the benchmarks: b2frame (target/release) against c-blosc2 (the wheel's
 # libblosc2.so in .venv, found through its blosc2.pc), both linked into each program.
-#   bench/run.sh [--reps N] [--mib N] [--clevel N] ...     chunk codecs (bench_chunk.c)
+#   bench/run.sh [--reps N] [--mib N | --kib N] [--clevel N] ...  chunk codecs (bench_chunk.c)
 #   bench/run.sh --ndim [--reps N] [--side N]              n-dim slicing (bench_ndim.c)
 #   bench/run.sh --frame [--reps N]                        frame operations (bench_frame.c)
 set -euo pipefail
