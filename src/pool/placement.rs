@@ -127,5 +127,5 @@ mod imp {
 }
 
 pub use imp::Placement;
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", test))]
 pub use imp::MIN_MOVE_INTERVAL;
