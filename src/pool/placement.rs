@@ -6,8 +6,9 @@
 //! Only our own worker threads are ever restricted, never a caller's thread, and never to
 //! fewer CPUs than they started with but one. A call from another CPU moves the restriction
 //! there (one `sched_setaffinity` per worker, skipped while the caller stays on its CPU), but
-//! not sooner than `MIN_MOVE_INTERVAL` (10 ms) after the last move: callers on several CPUs at once
-//! would otherwise move the workers at nearly every call.
+//! not sooner than `MIN_MOVE_INTERVAL` (10 ms) after the last move: callers on several CPUs
+//! at once would otherwise move the workers at nearly every call. (A move that finds some
+//! workers not yet started is retried after the interval too.)
 
 #[cfg(target_os = "linux")]
 mod imp {
