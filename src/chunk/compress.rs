@@ -1125,7 +1125,11 @@ fn is_run(s: &[u8]) -> bool {
     // The rest the same way: a byte loop that stops at the first difference cannot be
     // vectorized, and streams shorter than 256 bytes went through it whole (a 1 KiB chunk of
     // zeros, shuffled in 128-byte streams, compressed at 0.4 of c-blosc2's speed).
-    pieces.remainder().iter().fold(0, |acc, &b| acc | (b ^ first)) == 0
+    pieces
+        .remainder()
+        .iter()
+        .fold(0, |acc, &b| acc | (b ^ first))
+        == 0
 }
 
 /// `b2f_max_compressed_size`: the largest chunk `nbytes` of data can take.
