@@ -641,7 +641,7 @@ impl<'a> Decoder<'a> {
 
     /// Whether the streams of a whole block are the planes of its first undo step, an
     /// unshuffle, so that streams stored raw can be unshuffled from the chunk rather than
-    /// copied out first.
+    /// copied out first. `fixed_blocks`: the chunk's blocks are not variable-length ones.
     fn reads_planes_in_place(h: &ChunkHeader, typesize: usize, fixed_blocks: bool) -> bool {
         let first_undo = (0..filters::MAX_FILTERS)
             .rev()
