@@ -366,10 +366,20 @@ mod tests {
         assert_eq!(other.install(|| call(std::thread::current().id())), 3);
     }
 
-    /// Each worker's CPU mask after the workers are kept off `cpu`.
+    /// A pool of its own (the shared ones move with other tests' calls), every worker
+    /// started (and so registered: each has run a job), and the CPUs it may use.
     #[cfg(target_os = "linux")]
-    fn masks_kept_off(workers: &Workers, cpu: usize) -> Vec<rustix::thread::CpuSet> {
-        workers.placement.keep_off(cpu);
+    fn started_workers(nthreads: usize) -> (Workers, Vec<usize>) {
+        let workers = Workers::new(nthreads).unwrap();
+        workers.pool.broadcast(|_| ());
+        let allowed = workers.placement.allowed();
+        assert!(!allowed.is_empty());
+        (workers, allowed)
+    }
+
+    /// Each worker's CPU mask.
+    #[cfg(target_os = "linux")]
+    fn worker_masks(workers: &Workers) -> Vec<rustix::thread::CpuSet> {
         workers
             .pool
             .broadcast(|_| rustix::thread::sched_getaffinity(None).unwrap())
@@ -378,14 +388,10 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn workers_are_kept_off_the_callers_cpu_and_on_every_other() {
-        // A pool of its own: the shared ones move with other tests' calls.
-        let workers = Workers::new(3).unwrap();
-        // Every worker has started (and so registered) once it has run a job.
-        workers.pool.broadcast(|_| ());
-        let allowed = workers.placement.allowed().to_vec();
-        assert!(!allowed.is_empty());
+        let (workers, allowed) = started_workers(3);
         for &cpu in &allowed {
-            for mask in masks_kept_off(&workers, cpu) {
+            workers.placement.keep_off(cpu);
+            for mask in worker_masks(&workers) {
                 for &c in &allowed {
                     // With one CPU allowed there is nowhere else: the workers stay on it.
                     let expected = c != cpu || allowed.len() == 1;
@@ -399,17 +405,11 @@ mod tests {
     #[test]
     fn workers_move_at_most_once_per_interval() {
         use std::time::Duration;
-        let workers = Workers::new(2).unwrap();
-        workers.pool.broadcast(|_| ());
-        let allowed = workers.placement.allowed().to_vec();
+        let (workers, allowed) = started_workers(2);
         let [a, b, ..] = allowed[..] else {
             return; // one CPU: the workers never move
         };
-        let masks = || {
-            workers
-                .pool
-                .broadcast(|_| rustix::thread::sched_getaffinity(None).unwrap())
-        };
+        let masks = || worker_masks(&workers);
         let at = Duration::from_millis;
         let placement = &workers.placement;
         placement.keep_off_unless_recent(a, at(1));
