@@ -80,6 +80,7 @@ impl Workers {
 
 impl Pool {
     /// A pool of `nthreads` workers (1 = serial, no threads).
+    #[inline]
     pub fn new(nthreads: usize) -> Result<Pool> {
         if nthreads == 0 {
             return Err(Error::invalid("nthreads must be at least 1"));

@@ -1313,7 +1313,7 @@ fn kept_form<'c>(
     // c-blosc2 reads a repeated value in a file frame as one item of the frame's typesize.
     // NaNs keep the chunk's float width.
     let typesize = match special {
-        SpecialValue::Nan => usize::from(h.typesize),
+        SpecialValue::Nan => usize::from(h.typesize()),
         _ => f.header.typesize as usize,
     };
     Ok(Kept::Stored(

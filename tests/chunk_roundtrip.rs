@@ -174,7 +174,7 @@ fn check(p: &CParams, src: &[u8]) {
     // Items through getitem (c-blosc2's blosc2_getitem): the first, some past a third, the
     // last ones, none; and one past the end refused. Items are of the header's typesize (1
     // where the typesize does not fit its byte).
-    let ts = usize::from(ChunkHeader::parse(&chunk).unwrap().typesize).max(1);
+    let ts = usize::from(ChunkHeader::parse(&chunk).unwrap().typesize()).max(1);
     let total = src.len() / ts;
     for (start, n) in [
         (0, 1),
@@ -272,7 +272,7 @@ fn stream_sizes_in_block0(chunk: &[u8]) -> Vec<i32> {
     let h = ChunkHeader::parse(chunk).unwrap();
     let word = |at: usize| i32::from_le_bytes(chunk[at..at + 4].try_into().unwrap());
     let mut pos = word(h.header_len()) as usize;
-    (0..h.typesize)
+    (0..h.typesize())
         .map(|_| {
             let csize = word(pos);
             pos += 4 + csize.max(0) as usize + usize::from(csize < 0);

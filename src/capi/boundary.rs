@@ -43,6 +43,7 @@ pub(crate) fn guard_value<T>(fallback: T, body: impl FnOnce() -> T) -> T {
 /// # Safety
 /// If `ptr` is not NULL it must point to `len` readable bytes that stay valid and unmodified
 /// for `'a`.
+#[inline]
 pub(crate) unsafe fn input<'a>(ptr: *const u8, len: usize, what: &str) -> Result<&'a [u8]> {
     if ptr.is_null() {
         if len == 0 {
@@ -61,6 +62,7 @@ pub(crate) unsafe fn input<'a>(ptr: *const u8, len: usize, what: &str) -> Result
 ///
 /// # Safety
 /// If `ptr` is not NULL it must point to `len` writable bytes, not aliased, valid for `'a`.
+#[inline]
 pub(crate) unsafe fn output<'a>(ptr: *mut u8, len: usize, what: &str) -> Result<&'a mut [u8]> {
     if ptr.is_null() {
         if len == 0 {

@@ -481,21 +481,14 @@ impl Context {
         if plan.nbytes > 0 && blocksize > plan.nbytes {
             blocksize = plan.nbytes;
         }
-        ChunkHeader {
-            version: header::VERSION_STABLE,
-            versionlz: 1,
-            flags: header::DOSHUFFLE | header::DOBITSHUFFLE,
-            typesize: plan.typesize as u8,
-            nbytes: plan.nbytes,
+        ChunkHeader::new_extended(
+            plan.typesize as u8,
+            plan.nbytes,
             blocksize,
-            cbytes: EXTENDED_HEADER_LEN,
-            filters: p.filters,
-            filters_meta: self.filters_meta(),
-            udcodec: p.codec,
-            compcode_meta: 0,
-            blosc2_flags2: 0,
-            blosc2_flags: 0,
-        }
+            p.filters,
+            self.filters_meta(),
+            p.codec,
+        )
     }
 
     /// Bytedelta takes its typesize from its meta slot; 0 means the chunk's typesize.
@@ -535,17 +528,17 @@ impl Context {
             || nbytes < MIN_BUFFERSIZE
             || EXTENDED_HEADER_LEN + 4 * plan.nblocks > dst.len();
         if memcpyed {
-            h.flags |= header::MEMCPYED;
+            h.add_flags(header::MEMCPYED);
             return self.write_memcpyed(&mut h, asked_blocksize, src, dst);
         }
         if p.filters.contains(&filters::DELTA) {
-            h.flags |= header::DODELTA;
+            h.add_flags(header::DODELTA);
             plan.delta_ref = self.delta_reference(&plan, src)?;
         }
         if plan.dont_split {
-            h.flags |= header::DONT_SPLIT;
+            h.add_flags(header::DONT_SPLIT);
         }
-        h.flags |= codec_format(p.codec) << 5;
+        h.add_flags(codec_format(p.codec) << 5);
 
         let dict = if p.use_dict {
             self.build_dict(&plan, src)?
@@ -554,10 +547,10 @@ impl Context {
         };
         let mut pos = EXTENDED_HEADER_LEN + 4 * plan.nblocks;
         if let Some(d) = &dict {
-            h.blosc2_flags |= header::USEDICT;
+            h.add_blosc2_flags(header::USEDICT);
             let end = pos + 4 + d.bytes.len();
             if end > dst.len() {
-                h.flags |= header::MEMCPYED;
+                h.add_flags(header::MEMCPYED);
                 return self.write_memcpyed(&mut h, asked_blocksize, src, dst);
             }
             dst[pos..pos + 4].copy_from_slice(&(d.bytes.len() as i32).to_le_bytes());
@@ -576,13 +569,13 @@ impl Context {
         };
         let Some(end) = end else {
             // Incompressible, or larger than dst: store it as is.
-            h.flags |= header::MEMCPYED;
+            h.add_flags(header::MEMCPYED);
             return self.write_memcpyed(&mut h, asked_blocksize, src, dst);
         };
         let nstreams: usize = (0..plan.nblocks).map(|j| plan.nstreams(j)).sum();
         if dict.is_none() && end == EXTENDED_HEADER_LEN + 4 * plan.nblocks + 4 * nstreams {
             // Every stream is a run of zeros: the whole chunk is.
-            h.blosc2_flags |= (SpecialValue::Zero as u8) << 4;
+            h.add_blosc2_flags((SpecialValue::Zero as u8) << 4);
             h.cbytes = EXTENDED_HEADER_LEN;
             label_blocksize(&mut h, asked_blocksize, nbytes);
         } else {
@@ -614,7 +607,7 @@ impl Context {
     ) -> Result<usize> {
         // No dictionary in a stored chunk. c-blosc2 leaves its flag set and then cannot
         // decode its own chunk (it reads the data's first word as the dictionary's size).
-        h.blosc2_flags &= !header::USEDICT;
+        h.remove_blosc2_flags(header::USEDICT);
         let total = EXTENDED_HEADER_LEN + src.len();
         if total > dst.len() {
             return Err(Error::BufferTooSmall {

@@ -34,7 +34,7 @@ pub fn decompress_with(pool: &Pool, chunk: &[u8], dst: &mut [u8]) -> Result<usiz
 /// header check holds), as c-blosc2 does.
 pub fn getitem(chunk: &[u8], start: usize, nitems: usize, dst: &mut [u8]) -> Result<usize> {
     let d = Decoder::new(chunk)?;
-    let ts = usize::from(d.header().typesize).max(1);
+    let ts = usize::from(d.header().typesize()).max(1);
     let total = d.header().nbytes / ts;
     if start > total || nitems > total - start {
         bail!(
@@ -106,6 +106,11 @@ pub struct Decoder<'a> {
     /// Whether the first undo step is an unshuffle that can read the streams of a whole
     /// block as its planes where they lie (see [`Decoder::reads_planes_in_place`]).
     planes_in_place: bool,
+    /// Whether any filter has something to undo (else streams decode straight to the output).
+    has_filters: bool,
+    /// Whether blocks other than 0 are coded against block 0 (a delta filter in a chunk with
+    /// streams).
+    delta: bool,
 }
 
 /// Per-thread scratch for the filter pipeline (two ping-pong buffers) and the planes of
@@ -166,7 +171,7 @@ impl<'a> Decoder<'a> {
         let chunk = &chunk[..h.cbytes];
         let special = h.special()?;
         let hl = h.header_len();
-        let typesize = usize::from(h.typesize);
+        let typesize = usize::from(h.typesize());
         let whole_blocks = || (h.nbytes.div_ceil(h.blocksize), h.nbytes % h.blocksize);
         let mut nblocks = 0;
         let mut blocksize = h.blocksize;
@@ -175,6 +180,8 @@ impl<'a> Decoder<'a> {
         let mut dict = Dict::None;
         let mut vl = Vec::new();
         let mut planes_in_place = false;
+        let mut has_filters = false;
+        let mut delta = false;
         if special != SpecialValue::None {
             // Nothing stored but the header (and a repeated value).
         } else if h.memcpyed() {
@@ -211,7 +218,11 @@ impl<'a> Decoder<'a> {
             if h.vl_blocks() {
                 vl = Self::vl_blocks(&h, chunk, nblocks, bstarts_end)?;
             }
-            planes_in_place = Self::reads_planes_in_place(&h, typesize, vl.is_empty());
+            let pipeline = h.filters();
+            has_filters = pipeline.iter().any(|&f| !is_noop_backward(f));
+            delta = pipeline.contains(&filters::DELTA);
+            planes_in_place =
+                has_filters && Self::reads_planes_in_place(&h, typesize, vl.is_empty());
         }
         Ok(Decoder {
             chunk,
@@ -226,6 +237,8 @@ impl<'a> Decoder<'a> {
             dict,
             vl,
             planes_in_place,
+            has_filters,
+            delta,
             h,
         })
     }
@@ -369,7 +382,7 @@ impl<'a> Decoder<'a> {
 
     /// Whether decoding a block other than 0 needs block 0's decoded bytes (delta filter).
     pub fn needs_reference(&self) -> bool {
-        !self.h.memcpyed() && self.h.filters.contains(&filters::DELTA)
+        self.delta
     }
 
     /// Decodes the whole chunk into `dst`; returns nbytes.
@@ -491,12 +504,17 @@ impl<'a> Decoder<'a> {
         if out.is_empty() {
             return Ok(());
         }
-        let result = SCRATCH.with(|s| {
-            let mut s = s.borrow_mut();
-            let Scratch { a, b, runs } = &mut *s;
-            let n = out.len();
-            self.decode_block_with(j, out, dref, aligned(a, n), aligned(b, n), runs)
-        });
+        let result = if self.has_filters {
+            SCRATCH.with(|s| {
+                let mut s = s.borrow_mut();
+                let Scratch { a, b, runs } = &mut *s;
+                let n = out.len();
+                self.unfilter_block(j, out, dref, aligned(a, n), aligned(b, n), runs)
+            })
+        } else {
+            // Streams go straight to `out` when nothing is left to undo.
+            self.decode_streams(j, out, None)
+        };
         result.map_err(|e| e.context(format_args!("chunk block {j}")))
     }
 
@@ -555,12 +573,13 @@ impl<'a> Decoder<'a> {
     /// Whether the one filter to undo is a shuffle of whole items, with planes the gather
     /// of [`Decoder::decode_block_parts`] can index (typesize 2 to 16).
     fn only_unshuffle(&self) -> bool {
-        let mut undo = (0..filters::MAX_FILTERS).filter(|&i| !is_noop_backward(self.h.filters[i]));
+        let mut undo =
+            (0..filters::MAX_FILTERS).filter(|&i| !is_noop_backward(self.h.filters()[i]));
         let (Some(i), None) = (undo.next(), undo.next()) else {
             return false;
         };
-        let meta = usize::from(self.h.filters_meta[i]);
-        self.h.filters[i] == filters::SHUFFLE
+        let meta = usize::from(self.h.filters_meta()[i]);
+        self.h.filters()[i] == filters::SHUFFLE
             && (meta == 0 || meta == self.typesize)
             && (2..=MAX_PLANE_SOURCES).contains(&self.typesize)
     }
@@ -617,7 +636,9 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    fn decode_block_with(
+    /// Decodes block `j`'s streams into `a` (or leaves them where [`PlaneSources`] says)
+    /// and undoes the filters into `out`, with `b` as the second scratch buffer.
+    fn unfilter_block(
         &self,
         j: usize,
         out: &mut [u8],
@@ -626,36 +647,27 @@ impl<'a> Decoder<'a> {
         b: &mut [u8],
         runs: &mut RunPlanes,
     ) -> Result<()> {
-        let has_filters = self.h.filters.iter().any(|&f| !is_noop_backward(f));
-        // Streams go straight to `out` when nothing is left to undo.
-        if has_filters {
-            let mut sources = PlaneSources::new(runs);
-            // The leftover block is one stream, not the block's planes.
-            let keep = self.planes_in_place && !(j + 1 == self.nblocks && self.leftover > 0);
-            self.decode_streams(j, a, keep.then_some(&mut sources))?;
-            self.unfilter(j, out, dref, a, b, keep.then_some(&sources))
-        } else {
-            self.decode_streams(j, out, None)
-        }
+        let mut sources = PlaneSources::new(runs);
+        // The leftover block is one stream, not the block's planes.
+        let keep = self.planes_in_place && !(j + 1 == self.nblocks && self.leftover > 0);
+        self.decode_streams(j, a, keep.then_some(&mut sources))?;
+        self.unfilter(j, out, dref, a, b, keep.then_some(&sources))
     }
 
     /// Whether the streams of a whole block are the planes of its first undo step, an
     /// unshuffle, so that streams stored raw can be unshuffled from the chunk rather than
     /// copied out first. `fixed_blocks`: the chunk's blocks are not variable-length ones.
     fn reads_planes_in_place(h: &ChunkHeader, typesize: usize, fixed_blocks: bool) -> bool {
-        let first_undo = (0..filters::MAX_FILTERS)
-            .rev()
-            .find(|&i| !is_noop_backward(h.filters[i]));
-        let Some(i) = first_undo else {
+        // (up to 16 planes, as `PlaneSources` holds)
+        if !fixed_blocks || h.dont_split() || !filters::shuffle::unshuffles_planes_fast(typesize) {
+            return false;
+        }
+        let pipeline = h.filters();
+        let Some(i) = pipeline.iter().rposition(|&f| !is_noop_backward(f)) else {
             return false;
         };
-        let meta = usize::from(h.filters_meta[i]);
-        h.filters[i] == filters::SHUFFLE
-            && (meta == 0 || meta == typesize)
-            && fixed_blocks
-            && !h.dont_split()
-            // (up to 16 planes, as `PlaneSources` holds)
-            && filters::shuffle::unshuffles_planes_fast(typesize)
+        let meta = usize::from(h.filters_meta()[i]);
+        pipeline[i] == filters::SHUFFLE && (meta == 0 || meta == typesize)
     }
 
     /// Decodes the compressed streams of block `j` into `out`. With `sources`, streams stored
@@ -772,8 +784,8 @@ impl<'a> Decoder<'a> {
             header::FORMAT_UDCODEC => bail!(
                 unsupported,
                 "codec id {} ({}) is not supported by b2frame",
-                self.h.udcodec,
-                codecs::name(self.h.udcodec)
+                self.h.udcodec(),
+                codecs::name(self.h.udcodec())
             ),
             f => bail!(unsupported, "codec format {f} is not supported by b2frame"),
         };
@@ -793,7 +805,7 @@ impl<'a> Decoder<'a> {
             typesize: self.typesize,
             frame_typesize: self.frame_typesize,
             array_blockshape: self.array_blockshape,
-            version: self.h.version,
+            version: self.h.version(),
         }
     }
 
@@ -810,16 +822,17 @@ impl<'a> Decoder<'a> {
         mut sources: Option<&PlaneSources>,
     ) -> Result<()> {
         let mut cur = Buf::A;
+        let (pipeline, metas) = (self.h.filters(), self.h.filters_meta());
         // The last filter to undo writes straight into `out`.
         let last = (0..filters::MAX_FILTERS)
-            .find(|&i| !is_noop_backward(self.h.filters[i]))
+            .find(|&i| !is_noop_backward(pipeline[i]))
             .unwrap_or(0);
         for i in (0..filters::MAX_FILTERS).rev() {
-            let id = self.h.filters[i];
+            let id = pipeline[i];
             if is_noop_backward(id) {
                 continue;
             }
-            let meta = self.h.filters_meta[i];
+            let meta = metas[i];
             if id == filters::DELTA {
                 if cur != Buf::Out {
                     let (src, dst) = pick(a, b, out, cur, Buf::Out);

@@ -18,6 +18,8 @@ pub const USEDICT: u8 = 0x01;
 pub const BIGENDIAN: u8 = 0x02;
 pub const LAZY: u8 = 0x08;
 pub const INSTR_CODEC: u8 = 0x80;
+/// The special value's kind ([`SpecialValue`]).
+const SPECIAL_BITS: u8 = 0x70;
 /// `blosc2_flags2` bits.
 pub const VL_BLOCKS: u8 = 0x01;
 
@@ -63,35 +65,64 @@ impl SpecialValue {
 
 /// A parsed and validated chunk header.
 ///
-/// `repr(C)` with the single bytes first, eight of them: Rust's own layout left a group of
-/// seven, which moves of the header copied as two overlapping 4-byte stores, and the next
-/// load of that group stalled on both (store forwarding).
+/// The header's bytes are kept as stored, in one array, and read through accessors: built
+/// field by field, single bytes at a time, the struct was later copied (or a field of it
+/// read) with wider loads than those stores, and each such load stalled (store forwarding
+/// fails when a load spans several stores), several nanoseconds per chunk decoded.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[repr(C)]
 pub struct ChunkHeader {
-    pub version: u8,
-    pub versionlz: u8,
-    pub flags: u8,
-    /// The typesize byte as stored (for special `Value` chunks see [`ChunkHeader::item_size`]).
-    pub typesize: u8,
-    pub udcodec: u8,
-    pub compcode_meta: u8,
-    pub blosc2_flags2: u8,
-    pub blosc2_flags: u8,
-    /// The filter pipeline (for Blosc1 headers, derived from `flags` as c-blosc2 does).
-    pub filters: [u8; 6],
-    pub filters_meta: [u8; 6],
+    /// The 32 bytes of a Blosc2 header as stored; for a Blosc1 header its 16, then the
+    /// filter pipeline its flags stand for, the rest zero.
+    raw: [u8; EXTENDED_HEADER_LEN],
     pub nbytes: usize,
     /// Bytes per block; for variable-length-block chunks, the number of blocks.
     pub blocksize: usize,
     pub cbytes: usize,
 }
 
+/// Where each field lives in the header (and in [`ChunkHeader`]'s copy of it).
+const AT_VERSION: usize = 0;
+const AT_VERSIONLZ: usize = 1;
+const AT_FLAGS: usize = 2;
+const AT_TYPESIZE: usize = 3;
+const AT_FILTERS: usize = 16;
+const AT_UDCODEC: usize = 22;
+const AT_COMPCODE_META: usize = 23;
+const AT_FILTERS_META: usize = 24;
+const AT_FLAGS2: usize = 30;
+const AT_BLOSC2_FLAGS: usize = 31;
+
 fn le_i32(b: &[u8], at: usize) -> i32 {
     i32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
 impl ChunkHeader {
+    /// A Blosc2 header for a chunk this library writes: format version 5, no flags but the
+    /// extended-header pair (the writer adds the rest), cbytes of the header alone.
+    pub fn new_extended(
+        typesize: u8,
+        nbytes: usize,
+        blocksize: usize,
+        filters: [u8; 6],
+        filters_meta: [u8; 6],
+        udcodec: u8,
+    ) -> ChunkHeader {
+        let mut raw = [0u8; EXTENDED_HEADER_LEN];
+        raw[AT_VERSION] = VERSION_STABLE;
+        raw[AT_VERSIONLZ] = 1;
+        raw[AT_FLAGS] = DOSHUFFLE | DOBITSHUFFLE;
+        raw[AT_TYPESIZE] = typesize;
+        raw[AT_FILTERS..AT_FILTERS + 6].copy_from_slice(&filters);
+        raw[AT_UDCODEC] = udcodec;
+        raw[AT_FILTERS_META..AT_FILTERS_META + 6].copy_from_slice(&filters_meta);
+        ChunkHeader {
+            raw,
+            nbytes,
+            blocksize,
+            cbytes: EXTENDED_HEADER_LEN,
+        }
+    }
+
     /// Parses the header at the start of `chunk`, validating it against `chunk.len()`.
     #[inline]
     pub fn parse(chunk: &[u8]) -> Result<ChunkHeader> {
@@ -121,21 +152,6 @@ impl ChunkHeader {
         let nbytes = le_i32(chunk, 4);
         let blocksize = le_i32(chunk, 8);
         let cbytes = le_i32(chunk, 12);
-        let mut h = ChunkHeader {
-            version: chunk[0],
-            versionlz: chunk[1],
-            flags: chunk[2],
-            typesize: chunk[3],
-            nbytes: 0,
-            blocksize: 0,
-            cbytes: 0,
-            filters: [0; 6],
-            filters_meta: [0; 6],
-            udcodec: 0,
-            compcode_meta: 0,
-            blosc2_flags2: 0,
-            blosc2_flags: 0,
-        };
         if nbytes < 0 {
             bail!(corrupt, "chunk header: negative nbytes ({nbytes})");
         }
@@ -157,90 +173,47 @@ impl ChunkHeader {
                 "chunk header: blocksize {blocksize} exceeds the maximum ({MAX_BLOCKSIZE})"
             );
         }
-        if h.typesize == 0 {
+        if chunk[AT_TYPESIZE] == 0 {
             bail!(corrupt, "chunk header: typesize is 0");
         }
-        h.nbytes = nbytes as usize;
-        h.blocksize = blocksize as usize;
-        h.cbytes = cbytes as usize;
-
-        if h.is_extended() {
+        let mut h = ChunkHeader {
+            raw: [0; EXTENDED_HEADER_LEN],
+            nbytes: nbytes as usize,
+            blocksize: blocksize as usize,
+            cbytes: cbytes as usize,
+        };
+        let flags = chunk[AT_FLAGS];
+        if flags & (DOSHUFFLE | DOBITSHUFFLE) == (DOSHUFFLE | DOBITSHUFFLE) {
             if h.cbytes < EXTENDED_HEADER_LEN {
                 bail!(
                     corrupt,
                     "chunk header: cbytes {cbytes} is smaller than the extended header"
                 );
             }
-            if chunk.len() < EXTENDED_HEADER_LEN {
+            let Some(raw) = chunk.first_chunk::<EXTENDED_HEADER_LEN>() else {
                 bail!(
                     corrupt,
                     "chunk header: {EXTENDED_HEADER_LEN} bytes needed for the extended header, buffer has {}",
                     chunk.len()
                 );
-            }
-            h.filters.copy_from_slice(&chunk[16..22]);
-            h.udcodec = chunk[22];
-            h.compcode_meta = chunk[23];
-            h.filters_meta.copy_from_slice(&chunk[24..30]);
-            h.blosc2_flags2 = chunk[30];
-            h.blosc2_flags = chunk[31];
+            };
+            h.raw = *raw;
             // Blosc2 alpha chunks did not initialize the last slot.
-            if h.version == VERSION_ALPHA {
-                h.filters[5] = 0;
-                h.filters_meta[5] = 0;
+            if h.version() == VERSION_ALPHA {
+                h.raw[AT_FILTERS + 5] = 0;
+                h.raw[AT_FILTERS_META + 5] = 0;
             }
-            let special = h.special()?;
-            if h.vl_blocks() && special != SpecialValue::None {
-                bail!(
-                    corrupt,
-                    "chunk header: variable-length-block chunks cannot be special"
-                );
-            }
-            match special {
-                SpecialValue::None => {}
-                SpecialValue::Value => {
-                    let item = h.cbytes - EXTENDED_HEADER_LEN;
-                    if item == 0 {
-                        bail!(
-                            corrupt,
-                            "chunk header: repeated-value chunk without a value"
-                        );
-                    }
-                    if item > h.nbytes || !h.nbytes.is_multiple_of(item) {
-                        bail!(
-                            corrupt,
-                            "chunk header: nbytes {} is not a multiple of the repeated value's size {item}",
-                            h.nbytes
-                        );
-                    }
-                }
-                SpecialValue::Zero => {}
-                SpecialValue::Nan | SpecialValue::Uninit => {
-                    if !h.nbytes.is_multiple_of(usize::from(h.typesize)) {
-                        bail!(
-                            corrupt,
-                            "chunk header: nbytes {} is not a multiple of typesize {}",
-                            h.nbytes,
-                            h.typesize
-                        );
-                    }
-                }
-            }
-            if h.blosc2_flags & LAZY != 0 && special == SpecialValue::None {
-                bail!(
-                    unsupported,
-                    "chunk header: lazy chunks exist only inside c-blosc2's memory, not in files"
-                );
-            }
+            h.check_extended()?;
         } else {
-            h.filters = filters_from_flags(h.flags);
+            h.raw[..MIN_HEADER_LEN].copy_from_slice(&chunk[..MIN_HEADER_LEN]);
+            h.raw[AT_FILTERS..AT_FILTERS + 6].copy_from_slice(&filters_from_flags(flags));
         }
-        if h.version > VERSION_VL_BLOCKS && h.blosc2_flags2 & !VL_BLOCKS != 0 {
+        if h.version() > VERSION_VL_BLOCKS && h.blosc2_flags2() & !VL_BLOCKS != 0 {
             bail!(
                 unsupported,
                 "chunk header: format version {} with unknown features (flags2 0x{:02x})",
-                h.version,
-                h.blosc2_flags2
+                h.version(),
+                h.blosc2_flags2()
             );
         }
         if h.vl_blocks() && h.memcpyed() {
@@ -255,6 +228,119 @@ impl ChunkHeader {
         Ok(h)
     }
 
+    /// The checks only an extended header's fields call for.
+    fn check_extended(&self) -> Result<()> {
+        if self.blosc2_flags() & (SPECIAL_BITS | LAZY) == 0 {
+            // Not special, not lazy: nothing below applies.
+            return Ok(());
+        }
+        let special = self.special()?;
+        if self.vl_blocks() && special != SpecialValue::None {
+            bail!(
+                corrupt,
+                "chunk header: variable-length-block chunks cannot be special"
+            );
+        }
+        match special {
+            SpecialValue::None => {}
+            SpecialValue::Value => {
+                let item = self.cbytes - EXTENDED_HEADER_LEN;
+                if item == 0 {
+                    bail!(
+                        corrupt,
+                        "chunk header: repeated-value chunk without a value"
+                    );
+                }
+                if item > self.nbytes || !self.nbytes.is_multiple_of(item) {
+                    bail!(
+                        corrupt,
+                        "chunk header: nbytes {} is not a multiple of the repeated value's size {item}",
+                        self.nbytes
+                    );
+                }
+            }
+            SpecialValue::Zero => {}
+            SpecialValue::Nan | SpecialValue::Uninit => {
+                if !self.nbytes.is_multiple_of(usize::from(self.typesize())) {
+                    bail!(
+                        corrupt,
+                        "chunk header: nbytes {} is not a multiple of typesize {}",
+                        self.nbytes,
+                        self.typesize()
+                    );
+                }
+            }
+        }
+        if self.blosc2_flags() & LAZY != 0 && special == SpecialValue::None {
+            bail!(
+                unsupported,
+                "chunk header: lazy chunks exist only inside c-blosc2's memory, not in files"
+            );
+        }
+        Ok(())
+    }
+
+    pub fn version(&self) -> u8 {
+        self.raw[AT_VERSION]
+    }
+
+    pub fn versionlz(&self) -> u8 {
+        self.raw[AT_VERSIONLZ]
+    }
+
+    pub fn flags(&self) -> u8 {
+        self.raw[AT_FLAGS]
+    }
+
+    /// Sets `bits` in `flags`.
+    pub fn add_flags(&mut self, bits: u8) {
+        self.raw[AT_FLAGS] |= bits;
+    }
+
+    /// The typesize byte as stored (for special `Value` chunks see [`ChunkHeader::item_size`]).
+    pub fn typesize(&self) -> u8 {
+        self.raw[AT_TYPESIZE]
+    }
+
+    /// The filter pipeline (for Blosc1 headers, derived from `flags` as c-blosc2 does).
+    pub fn filters(&self) -> [u8; 6] {
+        let mut f = [0; 6];
+        f.copy_from_slice(&self.raw[AT_FILTERS..AT_FILTERS + 6]);
+        f
+    }
+
+    pub fn filters_meta(&self) -> [u8; 6] {
+        let mut m = [0; 6];
+        m.copy_from_slice(&self.raw[AT_FILTERS_META..AT_FILTERS_META + 6]);
+        m
+    }
+
+    pub fn udcodec(&self) -> u8 {
+        self.raw[AT_UDCODEC]
+    }
+
+    pub fn compcode_meta(&self) -> u8 {
+        self.raw[AT_COMPCODE_META]
+    }
+
+    pub fn blosc2_flags2(&self) -> u8 {
+        self.raw[AT_FLAGS2]
+    }
+
+    pub fn blosc2_flags(&self) -> u8 {
+        self.raw[AT_BLOSC2_FLAGS]
+    }
+
+    /// Sets `bits` in `blosc2_flags`.
+    pub fn add_blosc2_flags(&mut self, bits: u8) {
+        self.raw[AT_BLOSC2_FLAGS] |= bits;
+    }
+
+    /// Clears `bits` in `blosc2_flags`.
+    pub fn remove_blosc2_flags(&mut self, bits: u8) {
+        self.raw[AT_BLOSC2_FLAGS] &= !bits;
+    }
+
     /// Reads only nbytes, cbytes and blocksize, as `blosc2_cbuffer_sizes` does.
     pub fn sizes(chunk: &[u8]) -> Result<(usize, usize, usize)> {
         let h = ChunkHeader::parse(chunk)?;
@@ -263,7 +349,7 @@ impl ChunkHeader {
 
     /// Whether this is a 32-byte Blosc2 header.
     pub fn is_extended(&self) -> bool {
-        self.flags & (DOSHUFFLE | DOBITSHUFFLE) == (DOSHUFFLE | DOBITSHUFFLE)
+        self.flags() & (DOSHUFFLE | DOBITSHUFFLE) == (DOSHUFFLE | DOBITSHUFFLE)
     }
 
     pub fn header_len(&self) -> usize {
@@ -275,32 +361,34 @@ impl ChunkHeader {
     }
 
     pub fn memcpyed(&self) -> bool {
-        self.flags & MEMCPYED != 0
+        self.flags() & MEMCPYED != 0
     }
 
     /// Whether blocks are stored as one stream (not split by byte of the type).
     pub fn dont_split(&self) -> bool {
-        self.flags & DONT_SPLIT != 0
+        self.flags() & DONT_SPLIT != 0
     }
 
     pub fn vl_blocks(&self) -> bool {
-        self.blosc2_flags2 & VL_BLOCKS != 0
+        self.blosc2_flags2() & VL_BLOCKS != 0
     }
 
     pub fn use_dict(&self) -> bool {
-        self.is_extended() && self.blosc2_flags & USEDICT != 0
+        self.is_extended() && self.blosc2_flags() & USEDICT != 0
     }
 
+    #[inline]
     pub fn special(&self) -> Result<SpecialValue> {
-        if !self.is_extended() {
+        let bits = self.blosc2_flags() & SPECIAL_BITS;
+        if bits == 0 || !self.is_extended() {
             return Ok(SpecialValue::None);
         }
-        SpecialValue::from_bits((self.blosc2_flags >> 4) & 0x7)
+        SpecialValue::from_bits(bits >> 4)
     }
 
     /// The codec format in `flags` bits 5-7.
     pub fn compformat(&self) -> u8 {
-        self.flags >> 5
+        self.flags() >> 5
     }
 
     /// The codec id (compcode): the format, or the user codec byte for format 6.
@@ -308,7 +396,7 @@ impl ChunkHeader {
         match self.compformat() {
             FORMAT_BLOSCLZ => crate::codecs::BLOSCLZ,
             FORMAT_LZ4 => {
-                if self.is_extended() && self.udcodec == crate::codecs::LZ4HC {
+                if self.is_extended() && self.udcodec() == crate::codecs::LZ4HC {
                     crate::codecs::LZ4HC
                 } else {
                     crate::codecs::LZ4
@@ -316,7 +404,7 @@ impl ChunkHeader {
             }
             FORMAT_ZLIB => crate::codecs::ZLIB,
             FORMAT_ZSTD => crate::codecs::ZSTD,
-            FORMAT_UDCODEC => self.udcodec,
+            FORMAT_UDCODEC => self.udcodec(),
             other => other,
         }
     }
@@ -326,27 +414,17 @@ impl ChunkHeader {
         if self.special().ok() == Some(SpecialValue::Value) {
             self.cbytes - EXTENDED_HEADER_LEN
         } else {
-            usize::from(self.typesize)
+            usize::from(self.typesize())
         }
     }
 
     /// Writes the header into the first 16 or 32 bytes of `out`.
     pub fn write(&self, out: &mut [u8]) {
-        out[0] = self.version;
-        out[1] = self.versionlz;
-        out[2] = self.flags;
-        out[3] = self.typesize;
+        let n = self.header_len();
+        out[..n].copy_from_slice(&self.raw[..n]);
         out[4..8].copy_from_slice(&(self.nbytes as i32).to_le_bytes());
         out[8..12].copy_from_slice(&(self.blocksize as i32).to_le_bytes());
         out[12..16].copy_from_slice(&(self.cbytes as i32).to_le_bytes());
-        if self.is_extended() {
-            out[16..22].copy_from_slice(&self.filters);
-            out[22] = self.udcodec;
-            out[23] = self.compcode_meta;
-            out[24..30].copy_from_slice(&self.filters_meta);
-            out[30] = self.blosc2_flags2;
-            out[31] = self.blosc2_flags;
-        }
     }
 }
 

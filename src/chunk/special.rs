@@ -1,7 +1,7 @@
 //! Special-value chunks: a 32-byte header (and for `Value`, one item after it) standing for a
 //! whole chunk of zeros, NaNs, uninitialized bytes or one repeated value.
 
-use super::header::{self, ChunkHeader, SpecialValue};
+use super::header::{ChunkHeader, SpecialValue};
 use super::EXTENDED_HEADER_LEN;
 use crate::error::Result;
 
@@ -46,21 +46,10 @@ pub fn build(
         }
         _ => &[][..],
     };
-    let h = ChunkHeader {
-        version: header::VERSION_STABLE,
-        versionlz: 1,
-        flags: header::DOSHUFFLE | header::DOBITSHUFFLE,
-        typesize: if typesize > 255 { 1 } else { typesize as u8 },
-        nbytes,
-        blocksize,
-        cbytes: EXTENDED_HEADER_LEN + item.len(),
-        filters: [0; 6],
-        filters_meta: [0; 6],
-        udcodec: 0,
-        compcode_meta: 0,
-        blosc2_flags2: 0,
-        blosc2_flags: (kind as u8) << 4,
-    };
+    let stored_typesize = if typesize > 255 { 1 } else { typesize as u8 };
+    let mut h = ChunkHeader::new_extended(stored_typesize, nbytes, blocksize, [0; 6], [0; 6], 0);
+    h.cbytes = EXTENDED_HEADER_LEN + item.len();
+    h.add_blosc2_flags((kind as u8) << 4);
     let mut out = vec![0u8; h.cbytes];
     h.write(&mut out);
     out[EXTENDED_HEADER_LEN..].copy_from_slice(item);

@@ -73,7 +73,7 @@ pub fn uniform_value(index_chunk: &[u8]) -> Result<Option<i64>> {
         SpecialValue::Value => {
             let at = h.header_len();
             match index_chunk.get(at..at + 8) {
-                Some(v) if h.typesize == 8 => Ok(Some(le_i64(v))),
+                Some(v) if h.typesize() == 8 => Ok(Some(le_i64(v))),
                 _ => bail!(
                     corrupt,
                     "frame index: repeated-value index chunk without an 8-byte value"

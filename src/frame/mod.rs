@@ -387,7 +387,7 @@ impl Frame {
                 (r.start / h.blocksize..r.end.div_ceil(h.blocksize).min(nblocks)).collect()
             }
         };
-        if h.filters.contains(&crate::filters::DELTA) {
+        if h.filters().contains(&crate::filters::DELTA) {
             blocks.push(0);
         }
         blocks.sort_unstable();
