@@ -20,7 +20,7 @@ fuzz_target!(|data: &[u8]| {
                 let mut b = vec![0u8; d.block_range(j).len()];
                 let _ = d.decode_block(j, &mut b, None);
                 // A few items, gathered from a shuffled block's planes.
-                let ts = usize::from(d.header().typesize).max(1);
+                let ts = usize::from(d.header().typesize()).max(1);
                 let parts = [0..ts.min(b.len()), (3 * ts).min(b.len())..(5 * ts).min(b.len())];
                 let _ = d.decode_block_parts(j, &parts, &mut b, None);
             }
