@@ -32,35 +32,66 @@ pub fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) -> usize {
 /// Unshuffles whole tiles; returns how many leading elements were handled. `evex`: the CPU
 /// has AVX-512F and VL, so the kernels may use 32 vector registers.
 pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8], evex: bool) -> usize {
-    if !matches!(typesize, 2 | 4 | 8 | 16) {
-        return super::avx2_any::unshuffle(typesize, src, dst);
+    match typesize {
+        2 => unshuffle_of::<2>(src, dst, evex),
+        4 => unshuffle_of::<4>(src, dst, evex),
+        8 => unshuffle_of::<8>(src, dst, evex),
+        16 => unshuffle_of::<16>(src, dst, evex),
+        _ => super::avx2_any::unshuffle(typesize, src, dst),
     }
-    let n = src.len() / typesize;
-    let tiles = n / 32;
-    if tiles == 0 {
-        return super::sse2::unshuffle(typesize, src, dst);
-    }
-    let mut planes: [&[u8]; 16] = [&[]; 16];
-    for (plane, bytes) in planes.iter_mut().zip(src.chunks_exact(n).take(typesize)) {
-        *plane = bytes;
-    }
-    unshuffle_planes(&planes[..typesize], dst, evex)
-        + super::sse2::unshuffle_from(typesize, tiles * 32, src, dst)
 }
 
-/// Unshuffles whole tiles from planes wherever they lie (`planes[j]` holds byte j of the first
-/// `planes[j].len()` elements); typesize `planes.len()` is 2, 4, 8 or 16. Returns how many
-/// leading elements were handled.
-pub fn unshuffle_planes(planes: &[&[u8]], dst: &mut [u8], evex: bool) -> usize {
-    let k = planes.len();
+/// [`unshuffle`] of `K`-byte items. With `K` a constant every element count is a shift: at
+/// 1 KiB the divisions by a run-time typesize were a third of the call's fixed cost.
+#[inline(always)]
+fn unshuffle_of<const K: usize>(src: &[u8], dst: &mut [u8], evex: bool) -> usize {
+    let n = src.len() / K;
+    let tiles = n / 32;
+    if tiles == 0 {
+        return super::sse2::unshuffle(K, src, dst);
+    }
     assert!(
-        matches!(k, 2 | 4 | 8 | 16),
-        "unshuffle_planes: typesize {k}"
+        dst.len() >= n * K,
+        "unshuffle: {} bytes of destination for {n} elements",
+        dst.len()
     );
-    let n = dst.len() / k;
+    // Plane j starts at j * n < src.len().
+    let planes: [*const u8; K] = std::array::from_fn(|j| src[j * n..].as_ptr());
+    let d = dst.as_mut_ptr();
+    // SAFETY: only called after AVX2 was detected (AVX-512F and VL for `evex`). Tile t reads
+    // planes[j][32t..][..32] within plane j's n bytes of `src`, and writes dst[32*K*t..][..32*K]
+    // within K*n <= dst.len().
+    unsafe {
+        if K == 16 && evex {
+            unshuffle_k_evex::<K>(planes, d, tiles)
+        } else {
+            unshuffle_k::<K>(planes, d, tiles)
+        }
+    }
+    tiles * 32 + super::sse2::unshuffle_from(K, tiles * 32, src, dst)
+}
+
+/// Unshuffles from planes wherever they lie (`planes[j]` holds byte j of every element, at
+/// least `dst.len() / planes.len()` bytes), every element of `dst`: whole tiles here, the rest
+/// by the portable code. Typesize `planes.len()` is 2, 4, 8 or 16, and `dst` whole elements.
+pub fn unshuffle_planes(planes: &[&[u8]], dst: &mut [u8], evex: bool) {
+    match planes.len() {
+        2 => unshuffle_planes_of::<2>(planes, dst, evex),
+        4 => unshuffle_planes_of::<4>(planes, dst, evex),
+        8 => unshuffle_planes_of::<8>(planes, dst, evex),
+        16 => unshuffle_planes_of::<16>(planes, dst, evex),
+        k => panic!("unshuffle_planes: typesize {k}"),
+    }
+}
+
+/// [`unshuffle_planes`] of `K` planes (a constant, for the reason [`unshuffle_of`] gives).
+#[inline(always)]
+fn unshuffle_planes_of<const K: usize>(planes: &[&[u8]], dst: &mut [u8], evex: bool) {
+    let n = dst.len() / K;
     assert!(
-        planes.iter().all(|p| p.len() >= n),
-        "unshuffle_planes: a plane is shorter than the destination's {n} elements"
+        n * K == dst.len() && planes.iter().all(|p| p.len() >= n),
+        "unshuffle_planes: {K} planes do not cover {} bytes",
+        dst.len()
     );
     let tiles = n / 32;
     let d = dst.as_mut_ptr();
@@ -68,15 +99,17 @@ pub fn unshuffle_planes(planes: &[&[u8]], dst: &mut [u8], evex: bool) -> usize {
     // planes[j][32t..][..32] within n <= planes[j].len(), and writes dst[32*K*t..][..32*K]
     // within K*n <= dst.len().
     unsafe {
-        match (k, evex) {
-            (2, _) => unshuffle_k::<2>(plane_ptrs(planes), d, tiles),
-            (4, _) => unshuffle_k::<4>(plane_ptrs(planes), d, tiles),
-            (8, _) => unshuffle_k::<8>(plane_ptrs(planes), d, tiles),
-            (_, false) => unshuffle_k::<16>(plane_ptrs(planes), d, tiles),
-            (_, true) => unshuffle_k_evex::<16>(plane_ptrs(planes), d, tiles),
+        if K == 16 && evex {
+            unshuffle_k_evex::<K>(plane_ptrs(planes), d, tiles)
+        } else {
+            unshuffle_k::<K>(plane_ptrs(planes), d, tiles)
         }
     }
-    tiles * 32
+    for i in tiles * 32..n {
+        for (j, plane) in planes.iter().enumerate() {
+            dst[i * K + j] = plane[i];
+        }
+    }
 }
 
 fn plane_ptrs<const K: usize>(planes: &[&[u8]]) -> [*const u8; K] {

@@ -62,21 +62,18 @@ pub fn unshuffles_planes_fast(typesize: usize) -> bool {
 /// where a decoder found them, a stored stream straight from the chunk.
 pub fn unshuffle_planes(planes: &[&[u8]], dst: &mut [u8]) {
     let typesize = planes.len();
+    #[cfg(target_arch = "x86_64")]
+    if unshuffles_planes_fast(typesize) {
+        // (checks that the planes cover `dst`)
+        return avx2::unshuffle_planes(planes, dst, level() == Level::Avx512);
+    }
     let n = dst.len().checked_div(typesize).unwrap_or(0);
     assert!(
         n * typesize == dst.len() && planes.iter().all(|p| p.len() >= n),
         "unshuffle_planes: {typesize} planes do not cover {} bytes",
         dst.len()
     );
-    #[cfg(target_arch = "x86_64")]
-    let done = if unshuffles_planes_fast(typesize) {
-        avx2::unshuffle_planes(planes, dst, level() == Level::Avx512)
-    } else {
-        0
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let done = 0;
-    for (i, item) in dst.chunks_exact_mut(typesize).enumerate().skip(done) {
+    for (i, item) in dst.chunks_exact_mut(typesize).enumerate() {
         for (b, plane) in item.iter_mut().zip(planes) {
             *b = plane[i];
         }

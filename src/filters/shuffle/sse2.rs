@@ -73,6 +73,7 @@ pub fn shuffle_from(typesize: usize, from: usize, src: &[u8], dst: &mut [u8]) ->
 }
 
 /// Unshuffles the whole 16-element tiles from element `from` on; returns how many it handled.
+#[inline]
 pub fn unshuffle_from(typesize: usize, from: usize, src: &[u8], dst: &mut [u8]) -> usize {
     let n = src.len() / typesize;
     let tiles = (n - from) / 16;
