@@ -111,6 +111,9 @@ pub struct Decoder<'a> {
     /// Whether blocks other than 0 are coded against block 0 (a delta filter in a chunk with
     /// streams).
     delta: bool,
+    /// The items' size, where the one filter to undo is a shuffle (the most common pipeline,
+    /// undone without walking the six slots).
+    only_unshuffle: Option<usize>,
 }
 
 /// Per-thread scratch for the filter pipeline (two ping-pong buffers) and the planes of
@@ -182,6 +185,7 @@ impl<'a> Decoder<'a> {
         let mut planes_in_place = false;
         let mut has_filters = false;
         let mut delta = false;
+        let mut only_unshuffle = None;
         if special != SpecialValue::None {
             // Nothing stored but the header (and a repeated value).
         } else if h.memcpyed() {
@@ -223,6 +227,7 @@ impl<'a> Decoder<'a> {
             delta = pipeline.contains(&filters::DELTA);
             planes_in_place =
                 has_filters && Self::reads_planes_in_place(&h, typesize, vl.is_empty());
+            only_unshuffle = Self::only_unshuffle_of(&h, typesize);
         }
         Ok(Decoder {
             chunk,
@@ -239,6 +244,7 @@ impl<'a> Decoder<'a> {
             planes_in_place,
             has_filters,
             delta,
+            only_unshuffle,
             h,
         })
     }
@@ -535,7 +541,7 @@ impl<'a> Decoder<'a> {
         let whole_items = |r: &std::ops::Range<usize>| {
             r.start.is_multiple_of(ts) && r.end.is_multiple_of(ts) && r.start <= r.end
         };
-        let gather = self.only_unshuffle()
+        let gather = self.gathers_items()
             && self.special == SpecialValue::None
             && !self.h.memcpyed()
             && self.vl.is_empty()
@@ -572,15 +578,8 @@ impl<'a> Decoder<'a> {
 
     /// Whether the one filter to undo is a shuffle of whole items, with planes the gather
     /// of [`Decoder::decode_block_parts`] can index (typesize 2 to 16).
-    fn only_unshuffle(&self) -> bool {
-        let mut undo =
-            (0..filters::MAX_FILTERS).filter(|&i| !is_noop_backward(self.h.filters()[i]));
-        let (Some(i), None) = (undo.next(), undo.next()) else {
-            return false;
-        };
-        let meta = usize::from(self.h.filters_meta()[i]);
-        self.h.filters()[i] == filters::SHUFFLE
-            && (meta == 0 || meta == self.typesize)
+    fn gathers_items(&self) -> bool {
+        self.only_unshuffle == Some(self.typesize)
             && (2..=MAX_PLANE_SOURCES).contains(&self.typesize)
     }
 
@@ -651,7 +650,24 @@ impl<'a> Decoder<'a> {
         // The leftover block is one stream, not the block's planes.
         let keep = self.planes_in_place && !(j + 1 == self.nblocks && self.leftover > 0);
         self.decode_streams(j, a, keep.then_some(&mut sources))?;
-        self.unfilter(j, out, dref, a, b, keep.then_some(&sources))
+        match self.only_unshuffle {
+            Some(_) if keep => self.unshuffle_sources(&sources, a, out),
+            Some(typesize) => filters::shuffle::unshuffle(typesize, a, out),
+            None => return self.unfilter(j, out, dref, a, b, keep.then_some(&sources)),
+        }
+        Ok(())
+    }
+
+    /// The items' size for [`Decoder::only_unshuffle`]: the one filter to undo is a shuffle
+    /// (of the meta's typesize, or the chunk's for meta 0, as [`Undo::step`] reads it).
+    fn only_unshuffle_of(h: &ChunkHeader, typesize: usize) -> Option<usize> {
+        let pipeline = h.filters();
+        let mut undo = (0..filters::MAX_FILTERS).filter(|&i| !is_noop_backward(pipeline[i]));
+        let (Some(i), None) = (undo.next(), undo.next()) else {
+            return None;
+        };
+        let meta = usize::from(h.filters_meta()[i]);
+        (pipeline[i] == filters::SHUFFLE).then_some(if meta == 0 { typesize } else { meta })
     }
 
     /// Whether the streams of a whole block are the planes of its first undo step, an
