@@ -224,10 +224,11 @@ impl<'a> Decoder<'a> {
             }
             let pipeline = h.filters();
             has_filters = pipeline.iter().any(|&f| !is_noop_backward(f));
-            delta = pipeline.contains(&filters::DELTA);
-            planes_in_place =
-                has_filters && Self::reads_planes_in_place(&h, typesize, vl.is_empty());
-            only_unshuffle = Self::only_unshuffle_of(&h, typesize);
+            if has_filters {
+                delta = pipeline.contains(&filters::DELTA);
+                planes_in_place = Self::reads_planes_in_place(&h, typesize, vl.is_empty());
+                only_unshuffle = Self::only_unshuffle_of(&h, typesize);
+            }
         }
         Ok(Decoder {
             chunk,
