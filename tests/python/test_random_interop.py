@@ -261,7 +261,10 @@ def test_arrays_written_by_c_blosc2_read_here(tmp_path, seed):
         whole = np.frombuffer(full, dtype).reshape(shape)
         for _ in range(3):
             start, stop, sl = random_slab(rng, shape)
-            assert a.get_slice(start, stop) == as_bytes(whole[sl], dtype), (start, stop)
+            # `...` keeps a 0-d slab an array: as a numpy str scalar it cannot hold the code
+            # points past U+10FFFF that random bytes make (seed 143125 raised SystemError)
+            slab = whole[sl + (Ellipsis,)]
+            assert a.get_slice(start, stop) == as_bytes(slab, dtype), (start, stop)
         copy = str(tmp_path / "copy.b2nd")
         a.save(copy, contiguous=bool(rng.random() < 0.5))
     # The copy, cframe or sframe, is the same array to c-blosc2.
