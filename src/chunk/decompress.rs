@@ -104,7 +104,8 @@ pub struct Decoder<'a> {
     dict: Dict<'a>,
     vl: Vec<VlBlock>,
     /// Whether the first undo step is an unshuffle that can read the streams of a whole
-    /// block as its planes where they lie (see [`Decoder::reads_planes_in_place`]).
+    /// block as its planes where they lie: streams stored raw are then unshuffled from the
+    /// chunk rather than copied out first.
     planes_in_place: bool,
     /// Whether any filter has something to undo (else streams decode straight to the output).
     has_filters: bool,
@@ -223,11 +224,28 @@ impl<'a> Decoder<'a> {
                 vl = Self::vl_blocks(&h, chunk, nblocks, bstarts_end)?;
             }
             let pipeline = h.filters();
-            has_filters = pipeline.iter().any(|&f| !is_noop_backward(f));
-            if has_filters {
+            // The steps to undo, last slot first.
+            let mut steps = (0..filters::MAX_FILTERS)
+                .rev()
+                .filter(|&i| !is_noop_backward(pipeline[i]));
+            if let Some(first) = steps.next() {
+                has_filters = true;
                 delta = pipeline.contains(&filters::DELTA);
-                planes_in_place = Self::reads_planes_in_place(&h, typesize, vl.is_empty());
-                only_unshuffle = Self::only_unshuffle_of(&h, typesize);
+                // The items' size where the first step is a shuffle (of the meta's typesize,
+                // or the chunk's for meta 0, as `Undo::step` reads it).
+                let meta = usize::from(h.filters_meta()[first]);
+                let unshuffle = (pipeline[first] == filters::SHUFFLE).then_some(if meta == 0 {
+                    typesize
+                } else {
+                    meta
+                });
+                only_unshuffle = unshuffle.filter(|_| steps.next().is_none());
+                // The block's streams are then its planes, unless blocks are variable-length
+                // or not split; up to 16 planes, as `PlaneSources` holds.
+                planes_in_place = unshuffle == Some(typesize)
+                    && vl.is_empty()
+                    && !h.dont_split()
+                    && filters::shuffle::unshuffles_planes_fast(typesize);
             }
         }
         Ok(Decoder {
@@ -547,8 +565,6 @@ impl<'a> Decoder<'a> {
             r.start.is_multiple_of(ts) && r.end.is_multiple_of(ts) && r.start <= r.end
         };
         let gather = self.gathers_items()
-            && self.special == SpecialValue::None
-            && !self.h.memcpyed()
             && self.vl.is_empty()
             && j < self.nblocks
             && !(j + 1 == self.nblocks && self.leftover > 0)
@@ -582,7 +598,8 @@ impl<'a> Decoder<'a> {
     }
 
     /// Whether the one filter to undo is a shuffle of whole items, with planes the gather
-    /// of [`Decoder::decode_block_parts`] can index (typesize 2 to 16).
+    /// of [`Decoder::decode_block_parts`] can index (typesize 2 to 16). Only chunks with
+    /// streams (not special, not memcpyed) have a filter to undo.
     fn gathers_items(&self) -> bool {
         self.only_unshuffle == Some(self.typesize)
             && (2..=MAX_PLANE_SOURCES).contains(&self.typesize)
@@ -661,34 +678,6 @@ impl<'a> Decoder<'a> {
             None => return self.unfilter(j, out, dref, a, b, keep.then_some(&sources)),
         }
         Ok(())
-    }
-
-    /// The items' size for [`Decoder::only_unshuffle`]: the one filter to undo is a shuffle
-    /// (of the meta's typesize, or the chunk's for meta 0, as [`Undo::step`] reads it).
-    fn only_unshuffle_of(h: &ChunkHeader, typesize: usize) -> Option<usize> {
-        let pipeline = h.filters();
-        let mut undo = (0..filters::MAX_FILTERS).filter(|&i| !is_noop_backward(pipeline[i]));
-        let (Some(i), None) = (undo.next(), undo.next()) else {
-            return None;
-        };
-        let meta = usize::from(h.filters_meta()[i]);
-        (pipeline[i] == filters::SHUFFLE).then_some(if meta == 0 { typesize } else { meta })
-    }
-
-    /// Whether the streams of a whole block are the planes of its first undo step, an
-    /// unshuffle, so that streams stored raw can be unshuffled from the chunk rather than
-    /// copied out first. `fixed_blocks`: the chunk's blocks are not variable-length ones.
-    fn reads_planes_in_place(h: &ChunkHeader, typesize: usize, fixed_blocks: bool) -> bool {
-        // (up to 16 planes, as `PlaneSources` holds)
-        if !fixed_blocks || h.dont_split() || !filters::shuffle::unshuffles_planes_fast(typesize) {
-            return false;
-        }
-        let pipeline = h.filters();
-        let Some(i) = pipeline.iter().rposition(|&f| !is_noop_backward(f)) else {
-            return false;
-        };
-        let meta = usize::from(h.filters_meta()[i]);
-        pipeline[i] == filters::SHUFFLE && (meta == 0 || meta == typesize)
     }
 
     /// Decodes the compressed streams of block `j` into `out`. With `sources`, streams stored
@@ -922,7 +911,7 @@ impl<'a> Decoder<'a> {
 }
 
 /// Typesizes up to this many bytes can have their planes read where they are (see
-/// [`Decoder::reads_planes_in_place`]); the plane kernels go up to 16.
+/// `Decoder::planes_in_place`); the plane kernels go up to 16.
 const MAX_PLANE_SOURCES: usize = 16;
 
 /// Where the unshuffle reads each plane of a block from.

@@ -58,17 +58,10 @@ fn unshuffle_of<const K: usize>(src: &[u8], dst: &mut [u8], evex: bool) -> usize
     );
     // Plane j starts at j * n < src.len().
     let planes: [*const u8; K] = std::array::from_fn(|j| src[j * n..].as_ptr());
-    let d = dst.as_mut_ptr();
     // SAFETY: only called after AVX2 was detected (AVX-512F and VL for `evex`). Tile t reads
     // planes[j][32t..][..32] within plane j's n bytes of `src`, and writes dst[32*K*t..][..32*K]
     // within K*n <= dst.len().
-    unsafe {
-        if K == 16 && evex {
-            unshuffle_k_evex::<K>(planes, d, tiles)
-        } else {
-            unshuffle_k::<K>(planes, d, tiles)
-        }
-    }
+    unsafe { unshuffle_tiles_on(planes, dst.as_mut_ptr(), tiles, evex) };
     tiles * 32 + super::sse2::unshuffle_from(K, tiles * 32, src, dst)
 }
 
@@ -95,20 +88,35 @@ fn unshuffle_planes_of<const K: usize>(planes: &[&[u8]], dst: &mut [u8], evex: b
         dst.len()
     );
     let tiles = n / 32;
-    let d = dst.as_mut_ptr();
     // SAFETY: only called after AVX2 was detected (AVX-512F and VL for `evex`). Tile t reads
     // planes[j][32t..][..32] within n <= planes[j].len(), and writes dst[32*K*t..][..32*K]
     // within K*n <= dst.len().
-    unsafe {
-        if K == 16 && evex {
-            unshuffle_k_evex::<K>(plane_ptrs(planes), d, tiles)
-        } else {
-            unshuffle_k::<K>(plane_ptrs(planes), d, tiles)
-        }
-    }
+    unsafe { unshuffle_tiles_on(plane_ptrs::<K>(planes), dst.as_mut_ptr(), tiles, evex) };
     for i in tiles * 32..n {
         for (j, plane) in planes.iter().enumerate() {
             dst[i * K + j] = plane[i];
+        }
+    }
+}
+
+/// Tiles `0..tiles` by the kernel for `K` planes: the AVX-512VL build for 16 of them when
+/// `evex` (see [`unshuffle_k_evex`]), the AVX2 one otherwise.
+///
+/// # Safety
+/// As for [`unshuffle_tiles`]; AVX2 detected, and AVX-512F and VL too for `evex`.
+#[inline(always)]
+unsafe fn unshuffle_tiles_on<const K: usize>(
+    planes: [*const u8; K],
+    dst: *mut u8,
+    tiles: usize,
+    evex: bool,
+) {
+    // SAFETY: per the caller.
+    unsafe {
+        if K == 16 && evex {
+            unshuffle_k_evex::<K>(planes, dst, tiles)
+        } else {
+            unshuffle_k::<K>(planes, dst, tiles)
         }
     }
 }
