@@ -612,7 +612,12 @@ fn copy_match(dst: &mut [u8], op: usize, dist: usize, len: usize) {
     let start = op - dist;
     if dist == 1 {
         let b = dst[start];
-        dst[op..op + len].fill(b);
+        if len <= 32 && op + 32 <= dst.len() {
+            // One 32-byte store instead of a `memset` call; later tokens overwrite the rest.
+            dst[op..op + 32].copy_from_slice(&[b; 32]);
+        } else {
+            dst[op..op + len].fill(b);
+        }
     } else if dist >= 16 && op + len + 16 <= dst.len() {
         // 16 bytes at a time; the last step may write up to 15 bytes past the match, which
         // later tokens overwrite.
