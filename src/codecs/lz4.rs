@@ -43,6 +43,14 @@ extern "C" {
         dict: *const c_char,
         dict_size: c_int,
     ) -> c_int;
+    fn LZ4_compress_HC_extStateHC_fastReset(
+        state: *mut c_void,
+        src: *const c_char,
+        dst: *mut c_char,
+        src_size: c_int,
+        dst_capacity: c_int,
+        compression_level: c_int,
+    ) -> c_int;
     fn LZ4_createStreamHC() -> *mut LZ4_streamHC_t;
     fn LZ4_freeStreamHC(stream: *mut LZ4_streamHC_t) -> c_int;
     fn LZ4_resetStreamHC_fast(stream: *mut LZ4_streamHC_t, level: c_int);
@@ -110,12 +118,38 @@ fn compress_one_shot(clevel: u8, src: &[u8], dst: &mut [u8]) -> c_int {
 }
 
 /// Compresses with LZ4HC at `clevel`; returns the length or 0 if it does not fit.
+///
+/// The same output as `LZ4_compress_HC`, which c-blosc2 calls, from a state kept per thread
+/// (as [`compress`] does): `LZ4_compress_HC` allocates its 256 KiB state and clears it for
+/// every stream, the fast reset moves the window past the old entries instead.
 pub fn compress_hc(clevel: u8, src: &[u8], dst: &mut [u8]) -> usize {
     if src.len() > (2usize << 30) {
         return 0;
     }
+    // SAFETY: allocation call; NULL is handled by with_per_thread.
+    let make = || NonNull::new(unsafe { LZ4_createStreamHC() }).map(StreamHC);
+    let kept = with_per_thread(&FAST_RESET_STATE_HC, make, |state| {
+        // SAFETY: `state` is a live, aligned stream owned by this thread, made by
+        // LZ4_createStreamHC and only ever used by this function since; valid slices.
+        unsafe {
+            LZ4_compress_HC_extStateHC_fastReset(
+                state.0.as_ptr(),
+                src.as_ptr().cast(),
+                dst.as_mut_ptr().cast(),
+                cint(src.len()),
+                cint(dst.len()),
+                c_int::from(clevel),
+            )
+        }
+    });
+    let n = kept.unwrap_or_else(|| compress_hc_one_shot(clevel, src, dst));
+    usize::try_from(n).unwrap_or(0)
+}
+
+/// `LZ4_compress_HC`, as c-blosc2 calls it.
+fn compress_hc_one_shot(clevel: u8, src: &[u8], dst: &mut [u8]) -> c_int {
     // SAFETY: valid slices with their lengths.
-    let n = unsafe {
+    unsafe {
         lz4_sys::LZ4_compress_HC(
             src.as_ptr().cast(),
             dst.as_mut_ptr().cast(),
@@ -123,8 +157,7 @@ pub fn compress_hc(clevel: u8, src: &[u8], dst: &mut [u8]) -> usize {
             cint(dst.len()),
             c_int::from(clevel),
         )
-    };
-    usize::try_from(n).unwrap_or(0)
+    }
 }
 
 /// Streams that expand this many times or more are decoded by [`super::lz4_block`], the rest
@@ -198,8 +231,9 @@ impl Drop for StreamHC {
 }
 
 thread_local! {
-    /// [`compress`]'s state (never given a dictionary).
+    /// [`compress`]'s and [`compress_hc`]'s states (never given a dictionary).
     static FAST_RESET_STATE: RefCell<Option<Stream>> = const { RefCell::new(None) };
+    static FAST_RESET_STATE_HC: RefCell<Option<StreamHC>> = const { RefCell::new(None) };
     static STREAM: RefCell<Option<Stream>> = const { RefCell::new(None) };
     static STREAM_HC: RefCell<Option<StreamHC>> = const { RefCell::new(None) };
 }
@@ -256,9 +290,10 @@ pub fn compress_hc_with_dict(clevel: u8, dict: &[u8], src: &[u8], dst: &mut [u8]
 mod tests {
     use super::*;
 
-    /// The kept state gives `LZ4_compress_fast`'s bytes, stream after stream: short streams
-    /// over stale tables, streams of 4 KiB and more (which clear it), past the 64 KiB after
-    /// which it is cleared, and destinations too small for the worst case.
+    /// The kept states give `LZ4_compress_fast`'s and `LZ4_compress_HC`'s bytes, stream after
+    /// stream: short streams over stale tables, streams of 4 KiB and more (which clear LZ4's),
+    /// past the 64 KiB after which LZ4's is cleared, and destinations too small for the worst
+    /// case.
     #[test]
     fn kept_state_compresses_as_the_one_shot_call() {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
@@ -285,19 +320,27 @@ mod tests {
                     .collect();
                 for clevel in [1, 5, 9] {
                     for capacity in [lz4_sys_bound(len), len / 2 + 16] {
-                        let mut kept = vec![0u8; capacity];
-                        let mut one_shot = vec![0u8; capacity];
-                        let n = compress(clevel, &data, &mut kept);
-                        let m = usize::try_from(compress_one_shot(clevel, &data, &mut one_shot))
-                            .unwrap_or(0);
-                        assert_eq!(n, m, "round {round} len {len} kind {kind} clevel {clevel}");
-                        assert!(kept[..n] == one_shot[..m], "round {round} len {len}");
-                        streams += 1;
+                        for hc in [false, true] {
+                            let mut kept = vec![0u8; capacity];
+                            let mut one_shot = vec![0u8; capacity];
+                            let (n, m) = if hc {
+                                let n = compress_hc(clevel, &data, &mut kept);
+                                (n, compress_hc_one_shot(clevel, &data, &mut one_shot))
+                            } else {
+                                let n = compress(clevel, &data, &mut kept);
+                                (n, compress_one_shot(clevel, &data, &mut one_shot))
+                            };
+                            let m = usize::try_from(m).unwrap_or(0);
+                            let case = format!("round {round} len {len} kind {kind} hc {hc}");
+                            assert_eq!(n, m, "{case} clevel {clevel}");
+                            assert!(kept[..n] == one_shot[..m], "{case} clevel {clevel}");
+                            streams += 1;
+                        }
                     }
                 }
             }
         }
-        assert_eq!(streams, 6 * sizes.len() * 3 * 2);
+        assert_eq!(streams, 6 * sizes.len() * 3 * 2 * 2);
     }
 
     fn lz4_sys_bound(len: usize) -> usize {
