@@ -76,17 +76,12 @@ pub fn accel_for(clevel: u8) -> i32 {
 
 /// Compresses with LZ4; returns the length or 0 if it does not fit.
 ///
-/// The same output as `LZ4_compress_fast`, which c-blosc2 calls. That clears its 16 KiB
-/// hash table for every stream: a 1 KiB chunk of 8-byte items is 8 streams of 128 bytes,
-/// 128 KiB cleared for 1 KiB compressed. Streams under 4 KiB go instead to the fast-reset
-/// entry point on a state kept per thread, which clears the table only once 64 KiB have gone
-/// through it and otherwise ignores the stale entries. Longer ones, for which it would clear
-/// the table all the same, keep the one-shot call: the compressor built with the profile
-/// (cmake/deps-cc.sh) is the one inlined there.
+/// The same output as `LZ4_compress_fast`, which c-blosc2 calls, from a state kept per
+/// thread: `LZ4_compress_fast` clears its 16 KiB hash table for every stream, while the
+/// fast-reset entry point clears it only for streams of 4 KiB or more, or once 64 KiB have
+/// gone through it, and otherwise leaves stale entries that it knows to ignore. A 1 KiB
+/// chunk of 8-byte items is 8 streams of 128 bytes: 128 KiB cleared for 1 KiB compressed.
 pub fn compress(clevel: u8, src: &[u8], dst: &mut [u8]) -> usize {
-    if src.len() >= KEPT_STATE_BELOW {
-        return usize::try_from(compress_one_shot(clevel, src, dst)).unwrap_or(0);
-    }
     // SAFETY: allocation call; NULL is handled by with_per_thread.
     let make = || NonNull::new(unsafe { lz4_sys::LZ4_createStream() }.cast()).map(Stream);
     let kept = with_per_thread(&FAST_RESET_STATE, make, |state| {
@@ -107,9 +102,6 @@ pub fn compress(clevel: u8, src: &[u8], dst: &mut [u8]) -> usize {
     let n = kept.unwrap_or_else(|| compress_one_shot(clevel, src, dst));
     usize::try_from(n).unwrap_or(0)
 }
-
-/// Streams this long or longer clear the table in the fast reset too (lz4's `LZ4_prepareTable`).
-const KEPT_STATE_BELOW: usize = 4096;
 
 /// `LZ4_compress_fast`, as c-blosc2 calls it.
 fn compress_one_shot(clevel: u8, src: &[u8], dst: &mut [u8]) -> c_int {
