@@ -59,7 +59,7 @@ type Slots = [u32; 1 << HASH_LOG];
 /// and the probe need before they start.
 ///
 /// c-blosc2 clears the table before every probe and every stream: 64 KiB twice for a stream
-/// of 128 bytes, 93% of the time of compressing a 1 KiB chunk of 8 such streams. Here a short
+/// of 128 bytes, 87% of the time of compressing a 1 KiB chunk of 8 such streams. Here a short
 /// stream is cleared after use instead, where it is known which slots it wrote: those its
 /// 4-byte sequences hash to (see [`HashTable::restore`]); a long one as c-blosc2 does, before
 /// the next use (cleared just before, the table is in the cache when used).
