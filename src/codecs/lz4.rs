@@ -84,37 +84,27 @@ pub fn accel_for(clevel: u8) -> i32 {
 pub fn compress(clevel: u8, src: &[u8], dst: &mut [u8]) -> usize {
     // SAFETY: allocation call; NULL is handled by with_per_thread.
     let make = || NonNull::new(unsafe { lz4_sys::LZ4_createStream() }.cast()).map(Stream);
-    let kept = with_per_thread(&FAST_RESET_STATE, make, |state| {
-        // SAFETY: `state` is a live stream owned by this thread, initialized by
-        // LZ4_createStream and only ever used by this function since; valid slices.
-        unsafe {
-            LZ4_compress_fast_extState_fastReset(
-                state.0.as_ptr(),
-                src.as_ptr().cast(),
-                dst.as_mut_ptr().cast(),
-                cint(src.len()),
-                cint(dst.len()),
-                accel_for(clevel),
-            )
-        }
+    let fast = with_per_thread(&FAST_RESET_STATE, make, |state| {
+        compress_by(
+            FastOrOneShot::Fast(state.0.as_ptr(), LZ4_compress_fast_extState_fastReset),
+            accel_for(clevel),
+            src,
+            dst,
+        )
     });
     // Without a state (its allocation failed), the one-shot call.
-    let n = kept.unwrap_or_else(|| compress_one_shot(clevel, src, dst));
+    let n = fast.unwrap_or_else(|| compress_one_shot(clevel, src, dst));
     usize::try_from(n).unwrap_or(0)
 }
 
 /// `LZ4_compress_fast`, as c-blosc2 calls it.
 fn compress_one_shot(clevel: u8, src: &[u8], dst: &mut [u8]) -> c_int {
-    // SAFETY: valid slices with their lengths.
-    unsafe {
-        lz4_sys::LZ4_compress_fast(
-            src.as_ptr().cast(),
-            dst.as_mut_ptr().cast(),
-            cint(src.len()),
-            cint(dst.len()),
-            accel_for(clevel),
-        )
-    }
+    compress_by(
+        FastOrOneShot::OneShot(lz4_sys::LZ4_compress_fast),
+        accel_for(clevel),
+        src,
+        dst,
+    )
 }
 
 /// Compresses with LZ4HC at `clevel`; returns the length or 0 if it does not fit.
@@ -128,35 +118,55 @@ pub fn compress_hc(clevel: u8, src: &[u8], dst: &mut [u8]) -> usize {
     }
     // SAFETY: allocation call; NULL is handled by with_per_thread.
     let make = || NonNull::new(unsafe { LZ4_createStreamHC() }).map(StreamHC);
-    let kept = with_per_thread(&FAST_RESET_STATE_HC, make, |state| {
-        // SAFETY: `state` is a live, aligned stream owned by this thread, made by
-        // LZ4_createStreamHC and only ever used by this function since; valid slices.
-        unsafe {
-            LZ4_compress_HC_extStateHC_fastReset(
-                state.0.as_ptr(),
-                src.as_ptr().cast(),
-                dst.as_mut_ptr().cast(),
-                cint(src.len()),
-                cint(dst.len()),
-                c_int::from(clevel),
-            )
-        }
+    let fast = with_per_thread(&FAST_RESET_STATE_HC, make, |state| {
+        compress_by(
+            FastOrOneShot::Fast(state.0.as_ptr(), LZ4_compress_HC_extStateHC_fastReset),
+            c_int::from(clevel),
+            src,
+            dst,
+        )
     });
-    let n = kept.unwrap_or_else(|| compress_hc_one_shot(clevel, src, dst));
+    let n = fast.unwrap_or_else(|| compress_hc_one_shot(clevel, src, dst));
     usize::try_from(n).unwrap_or(0)
 }
 
 /// `LZ4_compress_HC`, as c-blosc2 calls it.
 fn compress_hc_one_shot(clevel: u8, src: &[u8], dst: &mut [u8]) -> c_int {
-    // SAFETY: valid slices with their lengths.
+    compress_by(
+        FastOrOneShot::OneShot(lz4_sys::LZ4_compress_HC),
+        c_int::from(clevel),
+        src,
+        dst,
+    )
+}
+
+/// lz4's one-shot compressors: (src, dst, src_size, dst_capacity, acceleration or level).
+type OneShotFn = unsafe extern "C" fn(*const c_char, *mut c_char, c_int, c_int, c_int) -> c_int;
+/// Their fast-reset twins, the same arguments after a state.
+type FastResetFn =
+    unsafe extern "C" fn(*mut c_void, *const c_char, *mut c_char, c_int, c_int, c_int) -> c_int;
+
+/// Which of an lz4 compressor's entry points to call.
+enum FastOrOneShot {
+    /// The fast reset on a state of this thread's, made by lz4's create call for that
+    /// compressor and used by nothing else.
+    Fast(*mut c_void, FastResetFn),
+    OneShot(OneShotFn),
+}
+
+/// `src` compressed into `dst` by `entry` at `level`: the compressed length, or 0 or less when
+/// it does not fit.
+fn compress_by(entry: FastOrOneShot, level: c_int, src: &[u8], dst: &mut [u8]) -> c_int {
+    let (s, d) = (src.as_ptr().cast(), dst.as_mut_ptr().cast());
+    let (n, capacity) = (cint(src.len()), cint(dst.len()));
+    // SAFETY: the slices are valid for their lengths; lz4 reads at most `n` bytes of `src` and
+    // writes at most `capacity` to `dst`. A state is live, aligned (lz4's create calls use
+    // malloc) and this thread's own, per `FastOrOneShot::Fast`.
     unsafe {
-        lz4_sys::LZ4_compress_HC(
-            src.as_ptr().cast(),
-            dst.as_mut_ptr().cast(),
-            cint(src.len()),
-            cint(dst.len()),
-            c_int::from(clevel),
-        )
+        match entry {
+            FastOrOneShot::Fast(state, fast_reset) => fast_reset(state, s, d, n, capacity, level),
+            FastOrOneShot::OneShot(one_shot) => one_shot(s, d, n, capacity, level),
+        }
     }
 }
 
