@@ -224,11 +224,14 @@ impl<'a> Decoder<'a> {
                 vl = Self::vl_blocks(&h, chunk, nblocks, bstarts_end)?;
             }
             let pipeline = h.filters();
-            // The steps to undo, last slot first.
-            let mut steps = (0..filters::MAX_FILTERS)
-                .rev()
-                .filter(|&i| !is_noop_backward(pipeline[i]));
-            if let Some(first) = steps.next() {
+            // The slots with a step to undo, as bits (slot `i` at bit `i`): a slot iterator
+            // filtered from the end took 76 instructions for an unfiltered chunk.
+            let active = (0..filters::MAX_FILTERS).fold(0u32, |bits, i| {
+                bits | u32::from(!is_noop_backward(pipeline[i])) << i
+            });
+            if active != 0 {
+                // Undone first: the last slot's.
+                let first = (u32::BITS - 1 - active.leading_zeros()) as usize;
                 has_filters = true;
                 delta = pipeline.contains(&filters::DELTA);
                 // The items' size where the first step is a shuffle (of the meta's typesize,
@@ -239,7 +242,7 @@ impl<'a> Decoder<'a> {
                 } else {
                     meta
                 });
-                only_unshuffle = unshuffle.filter(|_| steps.next().is_none());
+                only_unshuffle = unshuffle.filter(|_| active == 1 << first);
                 // The block's streams are then its planes, unless blocks are variable-length
                 // or not split; up to 16 planes, as `PlaneSources` holds.
                 planes_in_place = unshuffle == Some(typesize)

@@ -124,7 +124,7 @@ impl ChunkHeader {
     }
 
     /// Parses the header at the start of `chunk`, validating it against `chunk.len()`.
-    #[inline]
+    #[inline(always)]
     pub fn parse(chunk: &[u8]) -> Result<ChunkHeader> {
         let h = Self::parse_prefix(chunk)?;
         if h.cbytes > chunk.len() {
@@ -140,7 +140,7 @@ impl ChunkHeader {
 
     /// Parses and validates a header from the first bytes of a chunk (at least its header),
     /// without requiring the whole chunk to be present.
-    #[inline]
+    #[inline(always)]
     pub fn parse_prefix(chunk: &[u8]) -> Result<ChunkHeader> {
         if chunk.len() < MIN_HEADER_LEN {
             bail!(
