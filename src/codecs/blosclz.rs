@@ -55,64 +55,70 @@ fn unlikely(b: bool) -> bool {
 /// needed.
 type Slots = [u32; 1 << HASH_LOG];
 
-/// The hash table, with how much of it is known to be clear (all zeros), which the encoder
-/// and the probe need before they start.
+/// The hash table, shared by the streams a thread compresses.
 ///
 /// c-blosc2 clears the table before every probe and every stream: 64 KiB twice for a stream
-/// of 128 bytes, 87% of the time of compressing a 1 KiB chunk of 8 such streams. Here a short
-/// stream is cleared after use instead, where it is known which slots it wrote: those its
-/// 4-byte sequences hash to (see [`HashTable::restore`]); a long one as c-blosc2 does, before
-/// the next use (cleared just before, the table is in the cache when used).
+/// of 128 bytes, 87% of the time of compressing a 1 KiB chunk of 8 such streams, and a fifth
+/// of it for a 64 KiB chunk of 16 KiB streams. Here it is cleared only before a use likely to
+/// fill it (see [`HashTable::begin`]) and once per 4 GiB. Each use stores its positions plus
+/// a base, which is `MAX_FARDISTANCE` above every value stored before: a slot left by an
+/// earlier use then holds a position out of reach, and is passed over as c-blosc2 passes
+/// over a cleared slot, except for one.
+///
+/// A cleared slot reads as position 0, a candidate wherever the 4 bytes at 0 recur. Those
+/// bytes hash to one slot, and a sequence hashing elsewhere differs from them, so only that
+/// slot's 0 matters: [`HashTable::begin`] stores position 0 there.
 struct HashTable {
     slots: Box<Slots>,
-    /// Slots `..clear_upto` are zero.
-    clear_upto: usize,
-    /// What `clear_upto` becomes once a use is undone.
-    clear_after_use: usize,
+    /// The next use's base: every value in `slots` is `MAX_FARDISTANCE` or more below it.
+    next_base: u32,
+    /// About how many slots the last use wrote per 256 bytes it read.
+    density: usize,
+    /// Cleared for every use, as c-blosc2's is: the reference the tests compare with.
+    always_clear: bool,
 }
 
 impl HashTable {
     fn new() -> HashTable {
         HashTable {
             slots: Box::new([0; 1 << HASH_LOG]),
-            clear_upto: 1 << HASH_LOG,
-            clear_after_use: 1 << HASH_LOG,
+            next_base: 0,
+            density: 256,
+            always_clear: false,
         }
     }
 
-    /// The slots, the first `1 << HASHLOG` of them zero, for a probe or an encoder to write.
-    fn take<const HASHLOG: u32>(&mut self) -> &mut Slots {
-        let used = 1 << HASHLOG;
-        if self.clear_upto < used {
-            self.slots[self.clear_upto..used].fill(0);
+    /// The slots, and the base to add to the positions stored, for a probe or an encoder
+    /// reading `d` (and storing positions up to `d.len()`).
+    fn begin<const HASHLOG: u32>(&mut self, d: &[u8]) -> (&mut Slots, u32) {
+        let span = u32::try_from(d.len() + MAX_FARDISTANCE).unwrap_or(u32::MAX);
+        // Cleared (every slot then reads as position 0, as in c-blosc2) for a use likely to
+        // write more slots than the table has. Where as many slots hold this use's positions
+        // as earlier ones', the branch on a slot being in reach mispredicts: random 64 KiB
+        // streams compressed 1.5 times slower without the clearing. Clearing at half the
+        // slots instead: random 16 KiB streams 1.71 -> 1.36 times c-blosc2's speed.
+        let dense = d.len().saturating_mul(self.density) / 256 > 1 << HASHLOG;
+        if dense || self.always_clear || self.next_base.checked_add(span).is_none() {
+            self.slots.fill(0);
+            self.next_base = 0;
         }
-        self.clear_after_use = self.clear_upto.max(used);
-        // Unknown until `restore` (a panic on the way leaves it so).
-        self.clear_upto = 0;
-        &mut self.slots
+        let base = self.next_base;
+        // Moved on before use, so a panic on the way leaves no value above it.
+        self.next_base = base.saturating_add(span);
+        if d.len() >= 4 {
+            self.slots[hash::<HASHLOG>(read_u32(d, 0))] = base;
+        }
+        (&mut self.slots, base)
     }
 
-    /// Zeroes what a probe or an encoder given [`HashTable::take`]'s slots wrote while
-    /// reading `d` (with `second_hash`, also at the hashes of each sequence's last three
-    /// bytes), if that is cheaper than clearing the table whole at the next `take`.
-    fn restore<const HASHLOG: u32>(&mut self, d: &[u8], second_hash: bool) {
-        // A store per sequence, to a random slot mostly missing the first-level cache,
-        // against `memset`'s 32-64 bytes per store: random 4 KiB streams (2 KiB probed)
-        // compressed at 0.78 of c-blosc2's speed with 1/8 of the slots as the limit, at 0.94
-        // (as before) with 1/16.
-        if d.len() > (1 << HASHLOG) / 16 {
-            return;
+    /// Notes that the use begun last read `read` bytes and wrote about `written` slots.
+    fn end(&mut self, read: usize, written: usize) {
+        if let Some(density) = written.saturating_mul(256).checked_div(read) {
+            self.density = density;
         }
-        for w in d.windows(4) {
-            let seq = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
-            self.slots[hash::<HASHLOG>(seq)] = 0;
-            if second_hash {
-                self.slots[hash::<HASHLOG>(seq >> 8)] = 0;
-            }
-        }
-        self.clear_upto = self.clear_after_use;
     }
 }
+
 const HMASK: usize = (1 << HASH_LOG) - 1;
 
 /// Whether a match `distance` bytes back can be encoded: 1..MAX_FARDISTANCE, as one
@@ -182,19 +188,33 @@ fn chunk16(s: &[u8]) -> &[u8; 16] {
 /// exactly when c-blosc2's `get_cratio` would return `min_cratio` or more. On the way it
 /// tells whether the matches it saw were regular.
 fn probe<const HASHLOG: u32>(d: &[u8], htab: &mut HashTable, min_cratio: f64) -> Probe {
-    let answer = probe_slots::<HASHLOG>(d, htab.take::<HASHLOG>(), min_cratio);
-    htab.restore::<HASHLOG>(&d[..d.len().min(1 << HASHLOG)], false);
+    let (slots, base) = htab.begin::<HASHLOG>(d);
+    let answer = if base == 0 {
+        probe_slots::<HASHLOG, true>(d, slots, 0, min_cratio)
+    } else {
+        probe_slots::<HASHLOG, false>(d, slots, base, min_cratio)
+    };
+    // Each probed literal writes a slot and counts a byte; a match writes two and counts two
+    // or more.
+    htab.end(answer.read, answer.counted);
     answer
 }
 
-/// [`probe`] on slots cleared for it.
-fn probe_slots<const HASHLOG: u32>(d: &[u8], htab: &mut Slots, min_cratio: f64) -> Probe {
+/// [`probe`] on slots given by [`HashTable::begin`] with `base`, which `BASE_0` says is 0
+/// (the table was cleared), so that the instance has no arithmetic on it.
+fn probe_slots<const HASHLOG: u32, const BASE_0: bool>(
+    d: &[u8],
+    htab: &mut Slots,
+    base: u32,
+    min_cratio: f64,
+) -> Probe {
+    let base = if BASE_0 { 0 } else { base };
     let hashlen = 1usize << HASHLOG;
     let limit = d.len().min(hashlen);
     let mut shape = MatchShape::default();
     if limit < 12 {
         // c-blosc2's ratio is 0 here: nothing is probed.
-        return shape.probe(false);
+        return shape.probe(false, 0, 0);
     }
     let ip_bound = limit - 1;
     let ip_limit = limit - 12;
@@ -211,14 +231,14 @@ fn probe_slots<const HASHLOG: u32>(d: &[u8], htab: &mut Slots, min_cratio: f64) 
     let mut copy: usize = 4;
     let mut ip = 0usize;
     while ip < ip_limit {
-        let anchor = ip;
-        let seq = read_u32(d, ip);
-        let h = hash::<HASHLOG>(seq);
-        let r = htab[h] as usize;
-        let distance = anchor.wrapping_sub(r);
-        htab[h] = anchor as u32;
-        let literal = !reachable(distance) || read_u32(d, r) != read_u32(d, ip);
-        if !literal {
+        // Literals up to where the run fills up, counted once they are passed.
+        let run_end = (ip + MAX_COPY - copy).min(ip_limit);
+        let candidate = next_candidate::<HASHLOG>(d, htab, base, ip, run_end);
+        let literals = candidate.map_or(run_end, |(anchor, _)| anchor) - ip;
+        oc += literals as i64;
+        copy += literals;
+        ip += literals;
+        if let Some((anchor, distance)) = candidate {
             let dist = distance - 1;
             let len = probe_match_len(d, anchor, distance, ip_bound);
             if len >= MINLEN {
@@ -232,32 +252,59 @@ fn probe_slots<const HASHLOG: u32>(d: &[u8], htab: &mut Slots, min_cratio: f64) 
                 }
                 oc += if dist < MAX_DISTANCE { 2 } else { 4 };
                 let mend = anchor + len;
-                htab[hash::<HASHLOG>(read_u32(d, mend))] = mend as u32;
+                htab[hash::<HASHLOG>(read_u32(d, mend))] = base.wrapping_add(mend as u32);
                 ip = mend + 2;
                 oc += 1;
                 matches_to_check -= 1;
                 if matches_to_check == 0 {
                     if surely_passes(ip, oc, ip_limit, limit, min_cratio) {
-                        return shape.probe(true);
+                        return shape.probe(true, ip, oc);
                     }
                     matches_to_check = CHECK_EVERY;
                 }
                 continue;
             }
+            // Too short: a literal byte after all.
+            oc += 1;
+            copy += 1;
+            ip = anchor + 1;
         }
-        // A literal byte.
-        oc += 1;
-        ip = anchor + 1;
-        copy += 1;
         if copy == MAX_COPY {
             copy = 0;
             oc += 1;
             if oc >= oc_hopeless {
-                return shape.probe(false);
+                return shape.probe(false, ip, oc);
             }
         }
     }
-    shape.probe(ip as f64 / oc as f64 >= min_cratio)
+    shape.probe(ip as f64 / oc as f64 >= min_cratio, ip, oc)
+}
+
+/// The first position in `from..to` where a match may start (its slot held an earlier,
+/// reachable position with the same four bytes), with how far back that position is; `None`
+/// when there is none. Each position passed is recorded in `htab`, as the probe records
+/// literals. A loop of its own, without the probe's counters: on incompressible data the
+/// probe is mostly this loop. `to + 3` must be within `d`.
+#[inline(always)]
+fn next_candidate<const HASHLOG: u32>(
+    d: &[u8],
+    htab: &mut Slots,
+    base: u32,
+    from: usize,
+    to: usize,
+) -> Option<(usize, usize)> {
+    for (p, w) in (from..to).zip(d[from..to + 3].windows(4)) {
+        let seq = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+        let h = hash::<HASHLOG>(seq);
+        // An earlier use's position is far below `base`: it wraps to far above `p`.
+        let r = htab[h].wrapping_sub(base) as usize;
+        htab[h] = base.wrapping_add(p as u32);
+        let distance = p.wrapping_sub(r);
+        if reachable(distance) && read_u32(d, r) == seq {
+            return Some((p, distance));
+        }
+    }
+    None
 }
 
 /// What the probe found.
@@ -266,6 +313,9 @@ struct Probe {
     passes: bool,
     /// Whether matches keep the same length, so their ends are best found by a byte scan.
     regular: bool,
+    /// The bytes read, and the output bytes counted for them.
+    read: usize,
+    counted: usize,
 }
 
 /// How many of the probe's matches had the length of the match before them.
@@ -284,10 +334,12 @@ impl MatchShape {
     }
 
     /// Regular: at least 16 matches, 7 in 8 of them as long as the one before.
-    fn probe(&self, passes: bool) -> Probe {
+    fn probe(&self, passes: bool, read: usize, counted: i64) -> Probe {
         Probe {
             passes,
             regular: self.matches >= 16 && self.repeats * 8 >= self.matches * 7,
+            read,
+            counted: counted.max(0) as usize,
         }
     }
 }
@@ -329,6 +381,11 @@ fn first_hopeless_count(limit: usize, min_cratio: f64) -> i64 {
 /// the data does not compress well enough or does not fit in `dst` (the caller then stores it
 /// uncompressed), exactly as c-blosc2's `blosclz_compress` does.
 pub fn compress(clevel: u8, src: &[u8], dst: &mut [u8]) -> usize {
+    HTAB.with(|h| compress_in(clevel, src, dst, &mut h.borrow_mut()))
+}
+
+/// [`compress`] with the hash table `htab`.
+fn compress_in(clevel: u8, src: &[u8], dst: &mut [u8], htab: &mut HashTable) -> usize {
     let clevel = usize::from(clevel.clamp(1, 9));
     let hashlog = [
         0,
@@ -349,14 +406,11 @@ pub fn compress(clevel: u8, src: &[u8], dst: &mut [u8]) -> usize {
         4..=6 => length / 2,
         _ => length,
     };
-    HTAB.with(|h| {
-        let mut htab = h.borrow_mut();
-        match hashlog {
-            12 => compress_with::<12>(clevel, src, maxlen, dst, &mut htab),
-            13 => compress_with::<13>(clevel, src, maxlen, dst, &mut htab),
-            _ => compress_with::<HASH_LOG>(clevel, src, maxlen, dst, &mut htab),
-        }
-    })
+    match hashlog {
+        12 => compress_with::<12>(clevel, src, maxlen, dst, htab),
+        13 => compress_with::<13>(clevel, src, maxlen, dst, htab),
+        _ => compress_with::<HASH_LOG>(clevel, src, maxlen, dst, htab),
+    }
 }
 
 /// Probes the last `maxlen` bytes, then encodes unless the probe says it is not worth it.
@@ -385,14 +439,19 @@ fn encode_as<const HASHLOG: u32>(
     second_hash: bool,
     byte_scan: bool,
 ) -> Option<usize> {
-    let slots = htab.take::<HASHLOG>();
-    let n = match (second_hash, byte_scan) {
-        (true, true) => encode::<HASHLOG, true, true>(d, out, slots),
-        (true, false) => encode::<HASHLOG, true, false>(d, out, slots),
-        (false, true) => encode::<HASHLOG, false, true>(d, out, slots),
-        (false, false) => encode::<HASHLOG, false, false>(d, out, slots),
+    let (slots, base) = htab.begin::<HASHLOG>(d);
+    let n = match (second_hash, byte_scan, base == 0) {
+        (true, true, true) => encode::<HASHLOG, true, true, true>(d, out, slots, 0),
+        (true, false, true) => encode::<HASHLOG, true, false, true>(d, out, slots, 0),
+        (false, true, true) => encode::<HASHLOG, false, true, true>(d, out, slots, 0),
+        (false, false, true) => encode::<HASHLOG, false, false, true>(d, out, slots, 0),
+        (true, true, false) => encode::<HASHLOG, true, true, false>(d, out, slots, base),
+        (true, false, false) => encode::<HASHLOG, true, false, false>(d, out, slots, base),
+        (false, true, false) => encode::<HASHLOG, false, true, false>(d, out, slots, base),
+        (false, false, false) => encode::<HASHLOG, false, false, false>(d, out, slots, base),
     };
-    htab.restore::<HASHLOG>(d, second_hash);
+    // A literal writes a slot and a byte; a match two or three slots and two bytes or more.
+    htab.end(d.len(), n.unwrap_or(d.len()));
     n
 }
 
@@ -401,17 +460,25 @@ thread_local! {
     static HTAB: std::cell::RefCell<HashTable> = std::cell::RefCell::new(HashTable::new());
 }
 
-/// The encoder proper, on slots cleared for it; `None` when the output does not fit.
+/// The encoder proper, on slots given by [`HashTable::begin`] with `base` (0 when `BASE_0`,
+/// as in [`probe_slots`]); `None` when the output does not fit.
 ///
 /// Out of line, so that each of its instances gets registers of its own: inlined into
 /// `compress_with` beside its byte-scan twin, the computed-end encoder ran 5-9% slower on
 /// rainfall_f32 at clevel 1 and 9.
 #[inline(never)]
-fn encode<const HASHLOG: u32, const SECOND_HASH: bool, const BYTE_SCAN: bool>(
+fn encode<
+    const HASHLOG: u32,
+    const SECOND_HASH: bool,
+    const BYTE_SCAN: bool,
+    const BASE_0: bool,
+>(
     d: &[u8],
     out: &mut [u8],
     htab: &mut Slots,
+    base: u32,
 ) -> Option<usize> {
+    let base = if BASE_0 { 0 } else { base };
     let length = d.len();
     let ip_bound = length - 1;
     let op_limit = out.len();
@@ -428,8 +495,8 @@ fn encode<const HASHLOG: u32, const SECOND_HASH: bool, const BYTE_SCAN: bool>(
         let head = &window[..4];
         let seq = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
         let h = hash::<HASHLOG>(seq);
-        let r = htab[h] as usize;
-        htab[h] = anchor as u32;
+        let r = htab[h].wrapping_sub(base) as usize;
+        htab[h] = base.wrapping_add(anchor as u32);
         let distance = anchor.wrapping_sub(r);
         if reachable(distance) && d.get(r..r + 4) == Some(head) {
             let dist = distance - 1;
@@ -446,9 +513,9 @@ fn encode<const HASHLOG: u32, const SECOND_HASH: bool, const BYTE_SCAN: bool>(
                 copy = 0;
                 op = encode_match(out, op, len, dist)?;
                 let seq = read_u32(d, mend);
-                htab[hash::<HASHLOG>(seq)] = mend as u32;
+                htab[hash::<HASHLOG>(seq)] = base.wrapping_add(mend as u32);
                 if SECOND_HASH {
-                    htab[hash::<HASHLOG>(seq >> 8)] = (mend + 1) as u32;
+                    htab[hash::<HASHLOG>(seq >> 8)] = base.wrapping_add(mend as u32 + 1);
                 }
                 ip = mend + 2;
                 // The next literal run's count byte, filled in when the run ends.
@@ -813,34 +880,41 @@ mod tests {
         ]
     }
 
-    /// After every stream the slots the thread's table counts as clear are zero, at every
-    /// clevel (three table sizes, the second hash at 9), encoded or not, short streams (slots
-    /// restored one by one) and long ones; and a short stream leaves its table size clear.
-    /// The next stream, which clears no more than that, then compresses as c-blosc2 does.
+    /// A table shared stream after stream, probes and encoders leaving their positions in
+    /// it, compresses as one cleared for every probe and every stream (as c-blosc2's is):
+    /// at every clevel (three table sizes, the second hash at 9), encoded or not, short
+    /// streams and long ones, cleared or not, and across the base's wrap past `u32::MAX`.
     #[test]
-    fn the_hash_table_is_clear_where_it_says() {
-        let clear_upto = || {
-            HTAB.with(|h| {
-                let h = h.borrow();
-                assert!(h.slots[..h.clear_upto].iter().all(|&slot| slot == 0));
-                h.clear_upto
-            })
-        };
+    fn a_shared_table_compresses_as_a_cleared_one() {
+        let mut shared = HashTable::new();
+        let mut cleared = HashTable::new();
+        cleared.always_clear = true;
+        let (mut wraps, mut kept) = (0, 0);
         for (name, data) in kinds() {
             for len in [16, 100, 256, 257, 500, 1024, 1025, 2048, 5000, 70_000] {
                 for clevel in 1..=9 {
-                    let hashlog = [12, 12, 13, 14, 14, 14, 14, 14, 14, 14][usize::from(clevel)];
-                    let short = len <= (1 << hashlog) / 16;
                     for room in [len + 64, 80] {
-                        let mut out = vec![0u8; room];
-                        compress(clevel, &data[..len], &mut out);
-                        let upto = clear_upto();
+                        let before = shared.next_base;
+                        let mut got = vec![0u8; room];
+                        let n = compress_in(clevel, &data[..len], &mut got, &mut shared);
+                        // Cleared at least once (a probe or an encoder of a long stream, or
+                        // the base's wrap), or not at all.
+                        wraps += u32::from(shared.next_base < before);
+                        kept += u32::from(shared.next_base > before + 2 * MAX_FARDISTANCE as u32);
+                        let mut expected = vec![0u8; room];
+                        let m = compress_in(clevel, &data[..len], &mut expected, &mut cleared);
                         let what = format!("{name} len {len} clevel {clevel} room {room}");
-                        assert!(!short || upto >= 1 << hashlog, "{what}: clear up to {upto}");
+                        assert_eq!(got[..n], expected[..m], "{what}");
                     }
                 }
+                // Near the end of the base's range, so that it wraps now and then.
+                shared.next_base = shared.next_base.max(u32::MAX - 20_000);
             }
         }
+        assert!(
+            wraps >= 20 && kept >= 20,
+            "cleared {wraps} times, not {kept} times"
+        );
     }
 
     #[test]
