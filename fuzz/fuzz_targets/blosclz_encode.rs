@@ -1,9 +1,10 @@
-//! Any bytes through the BloscLZ encoder: what it writes must decode to the input, and its two
-//! ways of finding a match's end (byte scan for regular data, computed otherwise) must write
-//! the same stream and give up at the same points. The first byte gives the clevel and, with
-//! its top bit, turns the rest into regular data (a slowly increasing int32 sequence with the
-//! fuzzer's bytes mixed in), where the probe picks the byte scan; the second byte gives the
-//! destination's size.
+//! Any bytes through the BloscLZ encoder: what it writes must decode to the input and equal
+//! what a table cleared for every use (as c-blosc2's is) gives, and its two ways of finding a
+//! match's end (byte scan for regular data, computed otherwise) must write the same stream and
+//! give up at the same points. The first byte gives the clevel and, with its top bit, turns
+//! the rest into regular data (a slowly increasing int32 sequence with the fuzzer's bytes
+//! mixed in), where the probe picks the byte scan; the second byte gives the destination's
+//! size.
 #![no_main]
 
 use b2frame::codecs::blosclz;
@@ -35,6 +36,10 @@ fuzz_target!(|data: &[u8]| {
 
     let mut out = vec![0u8; room];
     let n = blosclz::compress(clevel, &src, &mut out);
+    // The thread's table, shared by every input so far, compresses as a cleared one.
+    let mut cleared = vec![0u8; room];
+    let m = blosclz::compress_cleared(clevel, &src, &mut cleared);
+    assert_eq!(out[..n], cleared[..m], "clevel {clevel}: the shared table compresses otherwise");
     if n > 0 {
         let mut back = vec![0u8; src.len()];
         assert_eq!(

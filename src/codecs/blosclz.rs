@@ -562,6 +562,15 @@ fn encode<
     Some(op)
 }
 
+/// [`compress`] with a table cleared for every probe and every stream, as c-blosc2's is, for
+/// the fuzz target that checks the thread's shared table compresses alike.
+#[cfg(fuzzing)]
+pub fn compress_cleared(clevel: u8, src: &[u8], dst: &mut [u8]) -> usize {
+    let mut htab = HashTable::new();
+    htab.always_clear = true;
+    compress_in(clevel, src, dst, &mut htab)
+}
+
 /// The stream `src` encodes to in `room` bytes with match ends found by byte scan and by
 /// computing them, in that order (`None`: does not fit or is too short to encode), for the
 /// fuzz target that checks the two agree.
