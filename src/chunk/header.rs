@@ -140,6 +140,10 @@ impl ChunkHeader {
 
     /// Parses and validates a header from the first bytes of a chunk (at least its header),
     /// without requiring the whole chunk to be present.
+    ///
+    /// Always inlined, as is `parse`: out of line, its result was copied with 16-byte loads
+    /// over its 8-byte stores, a store-forwarding stall that cost shuffled 1 KiB decodes
+    /// 12-15%.
     #[inline(always)]
     pub fn parse_prefix(chunk: &[u8]) -> Result<ChunkHeader> {
         if chunk.len() < MIN_HEADER_LEN {

@@ -909,7 +909,8 @@ mod tests {
                         // Cleared at least once (a probe or an encoder of a long stream, or
                         // the base's wrap), or not at all.
                         wraps += u32::from(shared.next_base < before);
-                        kept += u32::from(shared.next_base > before + 2 * MAX_FARDISTANCE as u32);
+                        let gap = 2 * MAX_FARDISTANCE as u32;
+                        kept += u32::from(shared.next_base > before.saturating_add(gap));
                         let mut expected = vec![0u8; room];
                         let m = compress_in(clevel, &data[..len], &mut expected, &mut cleared);
                         let what = format!("{name} len {len} clevel {clevel} room {room}");
