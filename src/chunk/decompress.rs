@@ -152,6 +152,15 @@ thread_local! {
     };
 }
 
+/// The filter slots whose id passes `test`, as bits (slot `i` at bit `i`), written out term
+/// by term so that it is unrolled in place.
+#[inline(always)]
+fn slots_where(pipeline: [u8; filters::MAX_FILTERS], test: impl Fn(u8) -> bool) -> u32 {
+    let [f0, f1, f2, f3, f4, f5] = pipeline;
+    let bit = |f: u8, i: u32| u32::from(test(f)) << i;
+    bit(f0, 0) | bit(f1, 1) | bit(f2, 2) | bit(f3, 3) | bit(f4, 4) | bit(f5, 5)
+}
+
 fn read_i32(chunk: &[u8], at: usize) -> Result<i32> {
     chunk
         .get(at..at + 4)
@@ -224,23 +233,16 @@ impl<'a> Decoder<'a> {
                 vl = Self::vl_blocks(&h, chunk, nblocks, bstarts_end)?;
             }
             let pipeline = h.filters();
-            // The slots with a step to undo, as bits (slot `i` at bit `i`), written out: a
-            // slot iterator filtered from the end took 76 instructions for an unfiltered
-            // chunk, a `fold` over the slots 72 (not unrolled, a call).
-            let [f0, f1, f2, f3, f4, f5] = pipeline;
-            let active_bit = |f: u8, i: u32| u32::from(!is_noop_backward(f)) << i;
-            let active = active_bit(f0, 0)
-                | active_bit(f1, 1)
-                | active_bit(f2, 2)
-                | active_bit(f3, 3)
-                | active_bit(f4, 4)
-                | active_bit(f5, 5);
+            // The slots with a step to undo: a slot iterator filtered from the end took 76
+            // instructions for an unfiltered chunk, a `fold` over the slots 72 (not unrolled,
+            // a call).
+            let active = slots_where(pipeline, |f| !is_noop_backward(f));
             if active != 0 {
                 // Undone first: the last slot's.
                 let first = (u32::BITS - 1 - active.leading_zeros()) as usize;
                 has_filters = true;
                 // Not `contains`: a `memchr` call for six bytes.
-                delta = [f0, f1, f2, f3, f4, f5].map(|f| f == filters::DELTA) != [false; 6];
+                delta = slots_where(pipeline, |f| f == filters::DELTA) != 0;
                 // The items' size where the first step is a shuffle (of the meta's typesize,
                 // or the chunk's for meta 0, as `Undo::step` reads it).
                 let meta = usize::from(h.filters_meta()[first]);

@@ -88,6 +88,15 @@ impl HashTable {
         }
     }
 
+    /// A table cleared for every use, as c-blosc2's is: the reference the tests compare with.
+    #[cfg(any(test, fuzzing))]
+    fn cleared_for_every_use() -> HashTable {
+        HashTable {
+            always_clear: true,
+            ..HashTable::new()
+        }
+    }
+
     /// The slots, and the base to add to the positions stored, for a probe or an encoder
     /// reading `d` (and storing positions up to `d.len()`).
     fn begin<const HASHLOG: u32>(&mut self, d: &[u8]) -> (&mut Slots, u32) {
@@ -431,7 +440,8 @@ fn compress_with<const HASHLOG: u32>(
     encode_as::<HASHLOG>(src, dst, htab, clevel == 9, probe.regular).unwrap_or(0)
 }
 
-/// [`encode`], the instance for `second_hash` and `byte_scan` picked at run time.
+/// [`encode`], the instance for `second_hash` and `byte_scan` picked at run time, on the
+/// table's next use.
 fn encode_as<const HASHLOG: u32>(
     d: &[u8],
     out: &mut [u8],
@@ -440,19 +450,29 @@ fn encode_as<const HASHLOG: u32>(
     byte_scan: bool,
 ) -> Option<usize> {
     let (slots, base) = htab.begin::<HASHLOG>(d);
-    let n = match (second_hash, byte_scan, base == 0) {
-        (true, true, true) => encode::<HASHLOG, true, true, true>(d, out, slots, 0),
-        (true, false, true) => encode::<HASHLOG, true, false, true>(d, out, slots, 0),
-        (false, true, true) => encode::<HASHLOG, false, true, true>(d, out, slots, 0),
-        (false, false, true) => encode::<HASHLOG, false, false, true>(d, out, slots, 0),
-        (true, true, false) => encode::<HASHLOG, true, true, false>(d, out, slots, base),
-        (true, false, false) => encode::<HASHLOG, true, false, false>(d, out, slots, base),
-        (false, true, false) => encode::<HASHLOG, false, true, false>(d, out, slots, base),
-        (false, false, false) => encode::<HASHLOG, false, false, false>(d, out, slots, base),
+    let n = match (second_hash, byte_scan) {
+        (true, true) => encode_on::<HASHLOG, true, true>(d, out, slots, base),
+        (true, false) => encode_on::<HASHLOG, true, false>(d, out, slots, base),
+        (false, true) => encode_on::<HASHLOG, false, true>(d, out, slots, base),
+        (false, false) => encode_on::<HASHLOG, false, false>(d, out, slots, base),
     };
     // A literal writes a slot and a byte; a match two or three slots and two bytes or more.
     htab.end(d.len(), n.unwrap_or(d.len()));
     n
+}
+
+/// [`encode`], the instance for a base of 0 (a cleared table) or not picked at run time.
+fn encode_on<const HASHLOG: u32, const SECOND_HASH: bool, const BYTE_SCAN: bool>(
+    d: &[u8],
+    out: &mut [u8],
+    slots: &mut Slots,
+    base: u32,
+) -> Option<usize> {
+    if base == 0 {
+        encode::<HASHLOG, SECOND_HASH, BYTE_SCAN, true>(d, out, slots, 0)
+    } else {
+        encode::<HASHLOG, SECOND_HASH, BYTE_SCAN, false>(d, out, slots, base)
+    }
 }
 
 thread_local! {
@@ -566,9 +586,7 @@ fn encode<
 /// the fuzz target that checks the thread's shared table compresses alike.
 #[cfg(fuzzing)]
 pub fn compress_cleared(clevel: u8, src: &[u8], dst: &mut [u8]) -> usize {
-    let mut htab = HashTable::new();
-    htab.always_clear = true;
-    compress_in(clevel, src, dst, &mut htab)
+    compress_in(clevel, src, dst, &mut HashTable::cleared_for_every_use())
 }
 
 /// The stream `src` encodes to in `room` bytes with match ends found by byte scan and by
@@ -896,8 +914,7 @@ mod tests {
     #[test]
     fn a_shared_table_compresses_as_a_cleared_one() {
         let mut shared = HashTable::new();
-        let mut cleared = HashTable::new();
-        cleared.always_clear = true;
+        let mut cleared = HashTable::cleared_for_every_use();
         let (mut wraps, mut kept) = (0, 0);
         for (name, data) in kinds() {
             for len in [16, 100, 256, 257, 500, 1024, 1025, 2048, 5000, 70_000] {
