@@ -36,7 +36,14 @@
 #   gcc: at 1 KiB chunks, where clang's HUF_buildCTable_wksp was a quarter of the compression
 #   time, zstd compresses at 0.97-0.98 of c-blosc2's speed instead of 0.87-0.89 (geometric
 #   mean of the 1 KiB table's zstd rows 1.002 -> 1.026, 8 MiB at clevels 1, 5 and 9 +0.2-1%,
-#   64 KiB -0.4%; Xeon with AVX-512).
+#   64 KiB -0.4%; Xeon with AVX-512). zstd_lazy.c's binary tree search (level 9's strategy
+#   for streams up to 16 KiB, so clevel 5's; level 13's over 256 KiB, clevel 7's) is built
+#   without the profile (zstd_bt_search below). The chunk benchmark's zstd rows at 1, 4 and 64
+#   KiB, 1 thread, three rounds: geometric mean of the compression speed ratios 1.104 ->
+#   1.140, rows below 1.0 20 -> 5 (shuffled smooth_f64 at 1 KiB 0.96 -> 1.07, unfiltered
+#   random 0.94 -> 1.03); Xeon with AVX-512. At clevel 7, 8 MiB, shuffled smooth_f64 1.09 ->
+#   1.03-1.07. Tried: gcc 12 there (1.110, 16 below), and the profile without the search's
+#   own functions, its loop (shared with lazy2) keeping its counts (1.125, 6 below).
 # - Everything else: the default compiler.
 # The cc crate runs this from each dependency's build script (.cargo/config.toml), cmake
 # through cmake/zlib-ng-toolchain.cmake; CARGO_PKG_NAME names the dependency either way.
@@ -97,7 +104,32 @@ lz4_join() {
   rm -f "$lz4_out.encode.o" "$lz4_out.decode.o"
   return $joined
 }
+# zstd_lazy.c, first half: its binary tree search (the ZSTD_compressBlock_btlazy2* entry points)
+# by clang without the profile, to <output>.bt.o with only those global, and zstd_out set to
+# <output>. The training's chunks are 2 MiB, where that search runs at clevel 7 only; the
+# small streams where clevel 5 runs it compressed slower with its profile (see above).
+zstd_bt_search() {
+  prev=
+  for arg in "$@"; do
+    if [ "$prev" = -o ]; then zstd_out=$arg; fi
+    prev=$arg
+  done
+  compile_to "$clang" .bt.o '-fno-ipa-icf-variables' "$@" &&
+    objcopy -w --keep-global-symbol='ZSTD_compressBlock_btlazy2*' "$zstd_out.bt.o"
+}
+# zstd_lazy.c, second half: the rest by the compiler chosen below, to <output>.lazy.o, then both
+# halves joined into <output> (the call-graph section goes, as for lz4.c).
+zstd_join() {
+  compile_to "$compiler" .lazy.o '' "$@" &&
+    objcopy -w --localize-symbol='ZSTD_compressBlock_btlazy2*' \
+      --remove-section='*.llvm.call-graph-profile' "$zstd_out.lazy.o" &&
+    ld -r -o "$zstd_out" "$zstd_out.lazy.o" "$zstd_out.bt.o"
+  joined=$?
+  rm -f "$zstd_out.lazy.o" "$zstd_out.bt.o"
+  return $joined
+}
 lz4_out=
+zstd_out=
 if [ -n "$clang" ]; then
   case "$CARGO_PKG_NAME" in
     lz4-sys)
@@ -126,6 +158,15 @@ if [ -n "$clang" ]; then
       # Flags for gcc; sanitizer builds add one that clang rejects.
       case " $* " in
         */lib/compress/huf_compress.c" "*) ;; # gcc (see above)
+        */lib/compress/zstd_lazy.c" "*)
+          # In one piece for sanitizer builds, as lz4.c, and for the training's (all of it
+          # counted, as when the profile was made) and other builds without the profile.
+          case " $* :${B2F_PGO:-use}" in
+            *" -fsanitize="* | *:generate:* | *:off) ;;
+            *) zstd_bt_search "$@" || exit ;;
+          esac
+          compiler=$clang foreign=-fno-ipa-icf-variables pgo=yes
+          ;;
         */lib/compress/*) compiler=$clang foreign=-fno-ipa-icf-variables pgo=yes ;;
         */lib/decompress/huf_decompress.c" "*) compiler=$clang foreign=-fno-ipa-icf-variables ;;
       esac
@@ -186,6 +227,10 @@ if [ -n "$foreign" ]; then
 fi
 if [ -n "$lz4_out" ]; then
   lz4_join "$@"
+  exit
+fi
+if [ -n "$zstd_out" ]; then
+  zstd_join "$@"
   exit
 fi
 exec "$compiler" "$@"
