@@ -506,7 +506,10 @@ impl<'a> Decoder<'a> {
             threads.split_mut(dst, pattern.len(), |_, piece| fill_pattern(piece, &phased))
         };
         match self.special {
-            SpecialValue::Zero | SpecialValue::Uninit => fill(&[0]),
+            // No pattern to keep in phase: a `memset` per piece, without the pattern's checks.
+            SpecialValue::Zero | SpecialValue::Uninit => {
+                threads.split_mut(dst, 1, |_, piece| piece.fill(0))
+            }
             SpecialValue::Nan => match self.typesize {
                 4 => fill(&f32::NAN.to_le_bytes()),
                 8 => fill(&f64::NAN.to_le_bytes()),
