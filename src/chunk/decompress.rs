@@ -175,7 +175,7 @@ fn read_i32(chunk: &[u8], at: usize) -> Result<i32> {
 
 /// The number of blocks of `blocksize` (> 0) bytes in `nbytes`, and the bytes of the last one
 /// if it is short (else 0). Without a division for a chunk of one block or blocks of a power of
-/// two: the division's latency was a sixth of `Decoder::new`'s time for a 1 KiB chunk.
+/// two: the division's latency was a sixth of `Decoder::new`'s perf samples for a 1 KiB chunk.
 fn blocks_of(nbytes: usize, blocksize: usize) -> (usize, usize) {
     if nbytes == blocksize {
         (1, 0)

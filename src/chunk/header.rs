@@ -143,7 +143,7 @@ impl ChunkHeader {
     ///
     /// For a caller that keeps the header in place: returned in a `Result`, the header went
     /// through six copies, one per `Result` and `?` on the way, each of its loads waiting on
-    /// the store before it (a third of `Decoder::new`'s time).
+    /// the store before it (a third of `Decoder::new`'s perf samples).
     #[inline(always)]
     pub fn parse_into(chunk: &[u8], h: &mut ChunkHeader) -> Result<()> {
         Self::parse_prefix_into(chunk, h)?;
