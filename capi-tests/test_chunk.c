@@ -111,6 +111,14 @@ static void test_errors(void) {
   bad.clevel = 10;
   CHECK_STATUS(b2f_compress(&bad, src, sizeof src, chunk, sizeof chunk, &n), B2F_ERR_INVALID_ARGUMENT);
   CHECK(strstr(b2f_last_error(), "clevel") != NULL);
+  /* Still there when read again; a failure replaces it, and a call that succeeds clears it. */
+  CHECK(strstr(b2f_last_error(), "clevel") != NULL);
+  CHECK_STATUS(b2f_decompress(chunk, 0, NULL, 0, &nb), B2F_ERR_CORRUPT);
+  CHECK(strstr(b2f_last_error(), "chunk") != NULL && strstr(b2f_last_error(), "clevel") == NULL);
+  CHECK_STATUS(b2f_compress(&p, src, sizeof src, chunk, sizeof chunk, &n), B2F_OK);
+  CHECK(strcmp(b2f_last_error(), "") == 0);
+  CHECK_STATUS(b2f_compress(&p, src, sizeof src, chunk, sizeof chunk, &n), B2F_OK);
+  CHECK(strcmp(b2f_last_error(), "") == 0);
   bad = p;
   bad.typesize = 0;
   CHECK_STATUS(b2f_compress(&bad, src, sizeof src, chunk, sizeof chunk, &n), B2F_ERR_INVALID_ARGUMENT);

@@ -1,6 +1,6 @@
 //! Status codes, the thread-local error message, and the mapping from engine errors.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, CString};
 
 use crate::error::Error;
@@ -69,6 +69,10 @@ pub(crate) fn status_text(status: b2f_status) -> &'static [u8] {
 
 thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+    /// Whether `LAST_ERROR` holds a message. Every call clears the message first: with this
+    /// flag (no destructor, so no lazy set-up to check), a call after a success does not touch
+    /// `LAST_ERROR` at all.
+    static HAS_ERROR: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Replaces the calling thread's message (NUL bytes in it become spaces).
@@ -76,15 +80,13 @@ pub(crate) fn set_last_error(msg: &str) {
     let bytes: Vec<u8> = msg.bytes().map(|b| if b == 0 { b' ' } else { b }).collect();
     let c = CString::new(bytes).unwrap_or_default();
     LAST_ERROR.with(|e| *e.borrow_mut() = c);
+    HAS_ERROR.set(true);
 }
 
 pub(crate) fn clear_last_error() {
-    LAST_ERROR.with(|e| {
-        let mut e = e.borrow_mut();
-        if !e.as_bytes().is_empty() {
-            *e = CString::default();
-        }
-    });
+    if HAS_ERROR.replace(false) {
+        LAST_ERROR.with(|e| *e.borrow_mut() = CString::default());
+    }
 }
 
 /// Pointer to the calling thread's message; valid until this thread's next `b2f_` call.
