@@ -111,7 +111,10 @@ static void test_errors(void) {
   bad.clevel = 10;
   CHECK_STATUS(b2f_compress(&bad, src, sizeof src, chunk, sizeof chunk, &n), B2F_ERR_INVALID_ARGUMENT);
   CHECK(strstr(b2f_last_error(), "clevel") != NULL);
-  /* Still there when read again; a failure replaces it, and a call that succeeds clears it. */
+  /* Still there when read again or after a call that cannot fail; a failure replaces it, and
+   * a call that succeeds clears it. */
+  CHECK(strstr(b2f_last_error(), "clevel") != NULL);
+  CHECK(b2f_max_compressed_size(16) > 16 && strcmp(b2f_version(), B2FRAME_VERSION_STRING) == 0);
   CHECK(strstr(b2f_last_error(), "clevel") != NULL);
   CHECK_STATUS(b2f_decompress(chunk, 0, NULL, 0, &nb), B2F_ERR_CORRUPT);
   CHECK(strstr(b2f_last_error(), "chunk") != NULL && strstr(b2f_last_error(), "clevel") == NULL);

@@ -321,7 +321,9 @@ const char *b2f_version(void);
 
 /**
  * A message describing the last failed call on the calling thread, or "" if the thread's last
- * call succeeded.
+ * call that reports a status succeeded. The calls that cannot fail (`b2f_version`,
+ * `b2f_status_message`, `b2f_last_error`, `b2f_max_compressed_size`, `b2f_close`) leave the
+ * message as it is.
  *
  * # Memory and lifetimes
  * The string belongs to the library and stays valid until the calling thread makes its next
