@@ -38,7 +38,7 @@
 #   mean of the 1 KiB table's zstd rows 1.002 -> 1.026, 8 MiB at clevels 1, 5 and 9 +0.2-1%,
 #   64 KiB -0.4%; Xeon with AVX-512). zstd_lazy.c's binary tree search (level 9's strategy
 #   for streams up to 16 KiB, so clevel 5's; level 13's over 256 KiB, clevel 7's) is built
-#   without the profile (zstd_bt_search below). The chunk benchmark's zstd rows at 1, 4 and 64
+#   without the profile (split_first below). The chunk benchmark's zstd rows at 1, 4 and 64
 #   KiB, 1 thread, three rounds: geometric mean of the compression speed ratios 1.104 ->
 #   1.140, rows below 1.0 20 -> 5 (shuffled smooth_f64 at 1 KiB 0.96 -> 1.07, unfiltered
 #   random 0.94 -> 1.03); Xeon with AVX-512. At clevel 7, 8 MiB, shuffled smooth_f64 1.09 ->
@@ -76,70 +76,53 @@ compile_to() {
   done
   "$with" "$@"
 }
-# lz4.c, first half: its decoders by clang without the profile, to <output>.decode.o, and
-# lz4_out set to <output>.
-lz4_decoders() {
+# Files built in two halves and joined into one object (lz4.c, zstd_lazy.c; why: above).
+# `split_first PATTERN DROP ARGS...`: the first half, by clang without the arguments matching
+# case pattern DROP, to <output>.first.o with only the symbols matching PATTERN global; sets
+# split_out to <output> and split_keep to PATTERN.
+split_first() {
+  split_keep=$1 drop=$2
+  shift 2
   prev=
   for arg in "$@"; do
-    if [ "$prev" = -o ]; then lz4_out=$arg; fi
+    if [ "$prev" = -o ]; then split_out=$arg; fi
     prev=$arg
   done
-  compile_to "$clang" .decode.o '' "$@" -falign-loops=64 -mllvm --max-bytes-for-alignment=16 &&
-    objcopy -w --keep-global-symbol='LZ4_decompress_*' "$lz4_out.decode.o"
+  compile_to "$clang" .first.o "$drop" "$@" &&
+    objcopy -w --keep-global-symbol="$split_keep" "$split_out.first.o"
 }
-# lz4.c, second half: the rest (the compressors), to <output>.encode.o, then both halves
-# joined into <output>. clang's profile-guided build leaves a call-graph section that `ld -r`
-# cannot carry (rust-lld then rejects its sh_entsize); it only orders functions at the final
-# link, so it goes.
-lz4_join() {
-  if [ -n "$profiled" ]; then
-    compile_to "$clang" .encode.o '' "$@"
-  else
-    compile_to cc .encode.o '--target=*' "$@"
-  fi &&
-    objcopy -w --localize-symbol='LZ4_decompress_*' \
-      --remove-section='*.llvm.call-graph-profile' "$lz4_out.encode.o" &&
-    ld -r -o "$lz4_out" "$lz4_out.encode.o" "$lz4_out.decode.o"
+# `split_join COMPILER DROP ARGS...`: the second half, the rest, by COMPILER to
+# <output>.rest.o with those symbols local, then both halves joined into <output>. clang's
+# profile-guided build leaves a call-graph section that `ld -r` cannot carry (rust-lld then
+# rejects its sh_entsize); it only orders functions at the final link, so it goes.
+split_join() {
+  with=$1 drop=$2
+  shift 2
+  compile_to "$with" .rest.o "$drop" "$@" &&
+    objcopy -w --localize-symbol="$split_keep" \
+      --remove-section='*.llvm.call-graph-profile' "$split_out.rest.o" &&
+    ld -r -o "$split_out" "$split_out.rest.o" "$split_out.first.o"
   joined=$?
-  rm -f "$lz4_out.encode.o" "$lz4_out.decode.o"
+  rm -f "$split_out.rest.o" "$split_out.first.o"
   return $joined
 }
-# zstd_lazy.c, first half: its binary tree search (the ZSTD_compressBlock_btlazy2* entry points)
-# by clang without the profile, to <output>.bt.o with only those global, and zstd_out set to
-# <output>. The training's chunks are 2 MiB, where that search runs at clevel 7 only; the
-# small streams where clevel 5 runs it compressed slower with its profile (see above).
-zstd_bt_search() {
-  prev=
-  for arg in "$@"; do
-    if [ "$prev" = -o ]; then zstd_out=$arg; fi
-    prev=$arg
-  done
-  compile_to "$clang" .bt.o '-fno-ipa-icf-variables' "$@" &&
-    objcopy -w --keep-global-symbol='ZSTD_compressBlock_btlazy2*' "$zstd_out.bt.o"
-}
-# zstd_lazy.c, second half: the rest by the compiler chosen below, to <output>.lazy.o, then both
-# halves joined into <output> (the call-graph section goes, as for lz4.c).
-zstd_join() {
-  compile_to "$compiler" .lazy.o '' "$@" &&
-    objcopy -w --localize-symbol='ZSTD_compressBlock_btlazy2*' \
-      --remove-section='*.llvm.call-graph-profile' "$zstd_out.lazy.o" &&
-    ld -r -o "$zstd_out" "$zstd_out.lazy.o" "$zstd_out.bt.o"
-  joined=$?
-  rm -f "$zstd_out.lazy.o" "$zstd_out.bt.o"
-  return $joined
-}
-lz4_out=
-zstd_out=
+split_out=
 if [ -n "$clang" ]; then
   case "$CARGO_PKG_NAME" in
     lz4-sys)
       case " $* " in
         */lz4.c" "*)
-          # Sanitizer builds keep it in one piece: clang gives both halves' instrumented
-          # globals the same COMDAT groups, and `ld -r` then drops one half's.
+          # First half: the decoders, by clang without the profile, loops aligned (above);
+          # the compressors are the second. Sanitizer builds keep it in one piece: clang
+          # gives both halves' instrumented globals the same COMDAT groups, and `ld -r` then
+          # drops one half's.
           case " $* " in
             *" -fsanitize="*) ;;
-            *) lz4_decoders "$@" || exit; pgo=yes ;;
+            *)
+              split_first 'LZ4_decompress_*' '' "$@" -falign-loops=64 \
+                -mllvm --max-bytes-for-alignment=16 || exit
+              pgo=yes
+              ;;
           esac
           ;;
         */lz4hc.c" "*)
@@ -159,11 +142,15 @@ if [ -n "$clang" ]; then
       case " $* " in
         */lib/compress/huf_compress.c" "*) ;; # gcc (see above)
         */lib/compress/zstd_lazy.c" "*)
-          # In one piece for sanitizer builds, as lz4.c, and for the training's (all of it
-          # counted, as when the profile was made) and other builds without the profile.
+          # First half: the binary tree search (the ZSTD_compressBlock_btlazy2* entry
+          # points), by clang without the profile. The training's chunks are 2 MiB, where
+          # that search runs at clevel 7 only; the small streams where clevel 5 runs it
+          # compressed slower with its profile (see above). In one piece for sanitizer
+          # builds, as lz4.c, and for the training's (all of it counted, as when the profile
+          # was made) and other builds without the profile.
           case " $* :${B2F_PGO:-use}" in
             *" -fsanitize="* | *:generate:* | *:off) ;;
-            *) zstd_bt_search "$@" || exit ;;
+            *) split_first 'ZSTD_compressBlock_btlazy2*' -fno-ipa-icf-variables "$@" || exit ;;
           esac
           compiler=$clang foreign=-fno-ipa-icf-variables pgo=yes
           ;;
@@ -225,12 +212,14 @@ if [ -n "$foreign" ]; then
     case "$arg" in $foreign) ;; *) set -- "$@" "$arg" ;; esac
   done
 fi
-if [ -n "$lz4_out" ]; then
-  lz4_join "$@"
-  exit
-fi
-if [ -n "$zstd_out" ]; then
-  zstd_join "$@"
+if [ -n "$split_out" ]; then
+  # lz4.c's compressors where there is no profile: gcc's (see above), without clang's
+  # --target, which gcc rejects.
+  if [ "$CARGO_PKG_NAME" = lz4-sys ] && [ -z "$profiled" ]; then
+    split_join cc '--target=*' "$@"
+  else
+    split_join "$compiler" '' "$@"
+  fi
   exit
 fi
 exec "$compiler" "$@"
