@@ -34,27 +34,45 @@ pub enum Error {
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
+    // The constructors are cold and out of line: every check that can fail then costs its
+    // caller a branch and a call, not an inlined `format!` (allocation and copy).
+    #[cold]
+    #[inline(never)]
     pub fn invalid(msg: impl fmt::Display) -> Self {
         Error::InvalidArgument(msg.to_string())
     }
+    #[cold]
+    #[inline(never)]
     pub fn format(msg: impl fmt::Display) -> Self {
         Error::Format(msg.to_string())
     }
+    #[cold]
+    #[inline(never)]
     pub fn corrupt(msg: impl fmt::Display) -> Self {
         Error::Corrupt(msg.to_string())
     }
+    #[cold]
+    #[inline(never)]
     pub fn unsupported(msg: impl fmt::Display) -> Self {
         Error::Unsupported(msg.to_string())
     }
+    #[cold]
+    #[inline(never)]
     pub fn not_found(msg: impl fmt::Display) -> Self {
         Error::NotFound(msg.to_string())
     }
+    #[cold]
+    #[inline(never)]
     pub fn no_memory(msg: impl fmt::Display) -> Self {
         Error::NoMemory(msg.to_string())
     }
+    #[cold]
+    #[inline(never)]
     pub fn read_only(msg: impl fmt::Display) -> Self {
         Error::ReadOnly(msg.to_string())
     }
+    #[cold]
+    #[inline(never)]
     pub fn io(context: impl fmt::Display, source: std::io::Error) -> Self {
         Error::Io {
             context: context.to_string(),
@@ -63,6 +81,8 @@ impl Error {
     }
 
     /// Prefixes the message with where it happened ("chunk 17: ...").
+    #[cold]
+    #[inline(never)]
     pub fn context(self, what: impl fmt::Display) -> Self {
         match self {
             Error::InvalidArgument(m) => Error::InvalidArgument(format!("{what}: {m}")),
@@ -82,11 +102,12 @@ impl Error {
     }
 }
 
-/// Shorthand for `return Err(Error::corrupt(format!(...)))`.
+/// Shorthand for `return Err(Error::corrupt(format_args!(...)))`, formatted in the cold
+/// constructor rather than at the call site.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! bail {
     ($kind:ident, $($arg:tt)*) => {
-        return Err($crate::error::Error::$kind(format!($($arg)*)))
+        return Err($crate::error::Error::$kind(format_args!($($arg)*)))
     };
 }

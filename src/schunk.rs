@@ -740,7 +740,9 @@ impl SChunk {
             .ok()
             .filter(|&p| p <= n)
             .ok_or_else(|| {
-                Error::invalid(format!("insert position {pos} is out of range (0..={n})"))
+                Error::invalid(format_args!(
+                    "insert position {pos} is out of range (0..={n})"
+                ))
             })?;
         self.put_chunk(&mut f, Placement::Insert(pos), chunk)?;
         Ok(f.nchunks())
@@ -847,7 +849,7 @@ impl SChunk {
             let o = usize::try_from(o)
                 .ok()
                 .filter(|&o| o < n && !seen[o])
-                .ok_or_else(|| Error::invalid(format!("reorder: {o} is out of range or repeated (must be a permutation of 0..{n})")))?;
+                .ok_or_else(|| Error::invalid(format_args!("reorder: {o} is out of range or repeated (must be a permutation of 0..{n})")))?;
             seen[o] = true;
         }
         if n > 0 && order[0] != 0 {
@@ -912,7 +914,7 @@ impl SChunk {
         let total = nitems
             .checked_mul(ts)
             .filter(|&t| f.header.nbytes.checked_add(t).is_some())
-            .ok_or_else(|| Error::invalid(format!("fill_special: {nitems} items overflow")))?;
+            .ok_or_else(|| Error::invalid(format_args!("fill_special: {nitems} items overflow")))?;
         let nnew = (total + cs - 1) / cs;
         if f.nchunks() as i64 + nnew > header::MAX_NCHUNKS {
             bail!(
@@ -1071,7 +1073,7 @@ impl SChunk {
             .iter()
             .find(|m| m.name == name)
             .map(|m| m.content.clone())
-            .ok_or_else(|| Error::not_found(format!("no metalayer named {:?}", show(name))))
+            .ok_or_else(|| Error::not_found(format_args!("no metalayer named {:?}", show(name))))
     }
 
     /// The metalayers' names as text (invalid UTF-8 replaced; see `meta_names_raw`).
@@ -1117,7 +1119,7 @@ impl SChunk {
             .metalayers
             .iter_mut()
             .find(|m| m.name == name)
-            .ok_or_else(|| Error::not_found(format!("no metalayer named {:?}", show(name))))?;
+            .ok_or_else(|| Error::not_found(format_args!("no metalayer named {:?}", show(name))))?;
         if content.len() > m.content.len() {
             bail!(
                 invalid,
@@ -1199,7 +1201,7 @@ fn find_vlmeta<'f>(f: &'f Frame, name: &[u8]) -> Result<&'f Vlmeta> {
     f.vlmeta
         .iter()
         .find(|v| v.name == name)
-        .ok_or_else(|| Error::not_found(format!("no vlmetalayer named {:?}", show(name))))
+        .ok_or_else(|| Error::not_found(format_args!("no vlmetalayer named {:?}", show(name))))
 }
 
 #[derive(Clone, Copy)]
@@ -1365,7 +1367,7 @@ fn special_part(
 }
 
 fn wrong_size(i: usize, got: usize, n: usize) -> Error {
-    Error::corrupt(format!(
+    Error::corrupt(format_args!(
         "chunk {i} holds {got} bytes where {n} were expected"
     ))
 }

@@ -124,7 +124,7 @@ pub(crate) unsafe fn string<'a>(ptr: *const c_char, what: &str) -> Result<&'a st
     // SAFETY: non-NULL and NUL-terminated per the caller.
     let s = unsafe { CStr::from_ptr(ptr) };
     s.to_str()
-        .map_err(|_| Error::invalid(format!("{what} is not valid UTF-8")))
+        .map_err(|_| Error::invalid(format_args!("{what} is not valid UTF-8")))
 }
 
 /// The two-call output pattern: writes `bytes.len()` to `len_out`; with `(NULL, 0)` only the

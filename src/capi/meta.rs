@@ -120,7 +120,7 @@ pub unsafe extern "C" fn b2f_meta_name(
         // SAFETY: per the contract.
         let names = unsafe { frame_ref(f) }?.meta_names_raw();
         let name = names.get(i).ok_or_else(|| {
-            Error::invalid(format!(
+            Error::invalid(format_args!(
                 "metalayer index {i} is out of range ({} metalayers)",
                 names.len()
             ))
@@ -258,7 +258,7 @@ pub unsafe extern "C" fn b2f_vlmeta_name(
         // SAFETY: per the contract.
         let names = unsafe { frame_ref(f) }?.vlmeta_names_raw();
         let name = names.get(i).ok_or_else(|| {
-            Error::invalid(format!(
+            Error::invalid(format_args!(
                 "vlmetalayer index {i} is out of range ({} vlmetalayers)",
                 names.len()
             ))

@@ -166,7 +166,7 @@ fn read_i32(chunk: &[u8], at: usize) -> Result<i32> {
         .get(at..at + 4)
         .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .ok_or_else(|| {
-            Error::corrupt(format!(
+            Error::corrupt(format_args!(
                 "chunk: int32 at offset {at} is past the end ({} bytes)",
                 chunk.len()
             ))
@@ -238,7 +238,7 @@ impl<'a> Decoder<'a> {
                 .checked_mul(4)
                 .filter(|n| hl + n <= chunk.len())
                 .ok_or_else(|| {
-                    Error::corrupt(format!(
+                    Error::corrupt(format_args!(
                         "chunk: {nblocks} block starts do not fit in its {} bytes",
                         chunk.len()
                     ))
@@ -772,7 +772,9 @@ impl<'a> Decoder<'a> {
                 fill_run(sources.as_deref_mut(), k, 0, part);
             } else if csize < 0 {
                 let token = *self.chunk.get(pos).ok_or_else(|| {
-                    Error::corrupt(format!("stream {k}: run token past the end of the chunk"))
+                    Error::corrupt(format_args!(
+                        "stream {k}: run token past the end of the chunk"
+                    ))
                 })?;
                 pos += 1;
                 if token & 0x1 == 0 {
@@ -788,7 +790,7 @@ impl<'a> Decoder<'a> {
             } else {
                 let csize = csize as usize;
                 let src = self.chunk.get(pos..pos + csize).ok_or_else(|| {
-                    Error::corrupt(format!(
+                    Error::corrupt(format_args!(
                         "stream {k}: {csize} bytes at offset {pos} run past the chunk ({} bytes)",
                         self.chunk.len()
                     ))

@@ -55,7 +55,7 @@ impl SpecialValue {
             3 => SpecialValue::Value,
             4 => SpecialValue::Uninit,
             n => {
-                return Err(Error::corrupt(format!(
+                return Err(Error::corrupt(format_args!(
                     "chunk header: unknown special value kind {n}"
                 )))
             }

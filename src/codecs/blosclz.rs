@@ -727,7 +727,7 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
                 ));
             }
             if dist > op {
-                return Err(Error::corrupt(format!(
+                return Err(Error::corrupt(format_args!(
                     "blosclz match reaches {dist} bytes back, only {op} decoded"
                 )));
             }

@@ -218,7 +218,7 @@ pub fn decompress_with_dict(dict: &[u8], src: &[u8], dst: &mut [u8]) -> Result<u
 fn check_decoded(n: c_int, expected: usize) -> Result<usize> {
     match usize::try_from(n) {
         Ok(n) if n == expected => Ok(n),
-        Ok(n) => Err(Error::corrupt(format!(
+        Ok(n) => Err(Error::corrupt(format_args!(
             "lz4 stream decoded to {n} bytes, expected {expected}"
         ))),
         Err(_) => Err(Error::corrupt("lz4 stream does not decode")),

@@ -82,12 +82,12 @@ fn zlib_ng_decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
         )
     };
     if rc != Z_OK {
-        return Err(Error::corrupt(format!(
+        return Err(Error::corrupt(format_args!(
             "zlib stream does not decode (error {rc})"
         )));
     }
     if out_len as usize != dst.len() {
-        return Err(Error::corrupt(format!(
+        return Err(Error::corrupt(format_args!(
             "zlib stream decoded to {out_len} bytes, expected {}",
             dst.len()
         )));

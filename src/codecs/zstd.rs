@@ -104,13 +104,13 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
 
 fn check_decoded(code: usize, expected: usize) -> Result<usize> {
     if is_error(code) {
-        return Err(Error::corrupt(format!(
+        return Err(Error::corrupt(format_args!(
             "zstd stream does not decode ({})",
             error_name(code)
         )));
     }
     if code != expected {
-        return Err(Error::corrupt(format!(
+        return Err(Error::corrupt(format_args!(
             "zstd stream decoded to {code} bytes, expected {expected}"
         )));
     }

@@ -148,9 +148,9 @@ fn le_i64(v: &[u8]) -> i64 {
 
 /// A decoder for the index chunk, checked to hold exactly `nchunks` values.
 fn decoder(index_chunk: &[u8], nchunks: usize) -> Result<chunk::decompress::Decoder<'_>> {
-    let want = nchunks
-        .checked_mul(8)
-        .ok_or_else(|| crate::Error::corrupt(format!("frame index: {nchunks} chunks overflow")))?;
+    let want = nchunks.checked_mul(8).ok_or_else(|| {
+        crate::Error::corrupt(format_args!("frame index: {nchunks} chunks overflow"))
+    })?;
     let d = chunk::decompress::Decoder::new(index_chunk).map_err(|e| e.context("frame index"))?;
     if d.header().nbytes != want {
         bail!(

@@ -243,7 +243,7 @@ impl Frame {
             .ok()
             .filter(|&u| u < self.nchunks())
             .ok_or_else(|| {
-                Error::invalid(format!(
+                Error::invalid(format_args!(
                     "chunk index {i} is out of range (the frame has {} chunks)",
                     self.nchunks()
                 ))

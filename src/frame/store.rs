@@ -158,7 +158,7 @@ impl Store {
                     .checked_add(len)
                     .filter(|&e| e <= buf.len() as u64)
                     .ok_or_else(|| {
-                        Error::corrupt(format!(
+                        Error::corrupt(format_args!(
                             "frame: {len} bytes at {pos} run past the end ({} bytes)",
                             buf.len()
                         ))
@@ -183,7 +183,7 @@ impl Store {
                 file, path, base, ..
             } => file.read_exact_at(dst, base + pos).map_err(|e| {
                 if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                    Error::corrupt(format!(
+                    Error::corrupt(format_args!(
                         "{}: {} bytes at offset {pos} run past the end of the file",
                         path.display(),
                         dst.len()
@@ -306,11 +306,11 @@ impl Store {
 /// Reads exactly `len` bytes at `pos`, or fails with the path named.
 fn read_exact_at(file: &File, path: &Path, pos: u64, len: u64) -> Result<Vec<u8>> {
     let n = usize::try_from(len)
-        .map_err(|_| Error::no_memory(format!("{len} bytes cannot be read at once")))?;
+        .map_err(|_| Error::no_memory(format_args!("{len} bytes cannot be read at once")))?;
     let mut buf = vec![0u8; n];
     file.read_exact_at(&mut buf, pos).map_err(|e| {
         if e.kind() == std::io::ErrorKind::UnexpectedEof {
-            Error::corrupt(format!(
+            Error::corrupt(format_args!(
                 "{}: {len} bytes at offset {pos} run past the end of the file",
                 path.display()
             ))

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 /// The item size of a NumPy dtype string.
 pub fn itemsize(dtype: &str) -> Result<usize> {
     let s = dtype.trim();
-    let bad = || Error::invalid(format!("dtype {dtype:?} is not a NumPy dtype string"));
+    let bad = || Error::invalid(format_args!("dtype {dtype:?} is not a NumPy dtype string"));
     if s.starts_with('[') || s.starts_with('{') || s.starts_with('(') {
         let v = Parser::new(s).parse_all().map_err(|_| bad())?;
         return structured_size(&v).ok_or_else(bad);

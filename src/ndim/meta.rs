@@ -29,7 +29,7 @@ impl NdMeta {
 }
 
 fn err(what: &str, e: impl std::fmt::Display) -> Error {
-    Error::corrupt(format!("{what} metalayer: {e}"))
+    Error::corrupt(format_args!("{what} metalayer: {e}"))
 }
 
 fn read_len(rd: &mut &[u8], what: &str, field: &str) -> Result<usize> {

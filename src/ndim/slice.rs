@@ -56,8 +56,11 @@ fn c_strides(dims: &[i64]) -> Vec<i64> {
 }
 
 fn mul(a: i64, b: i64, what: &str) -> Result<i64> {
-    a.checked_mul(b)
-        .ok_or_else(|| Error::invalid(format!("array: the product of the {what} overflows int64")))
+    a.checked_mul(b).ok_or_else(|| {
+        Error::invalid(format_args!(
+            "array: the product of the {what} overflows int64"
+        ))
+    })
 }
 
 impl Geometry {
@@ -203,7 +206,7 @@ impl<'a> Array<'a> {
         if let Some(d) = &meta.dtype {
             if meta.dtype_format == 0 {
                 super::dtype::itemsize(d).map_err(|_| {
-                    Error::corrupt(format!("b2nd metalayer: dtype {d:?} does not parse"))
+                    Error::corrupt(format_args!("b2nd metalayer: dtype {d:?} does not parse"))
                 })?;
             }
         }

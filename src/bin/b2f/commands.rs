@@ -132,13 +132,13 @@ pub fn verify(argv: &[String]) -> Result<i32, CliError> {
                     }
                     let r = s.chunk_nbytes(i).and_then(|n| {
                         if n > bound {
-                            return Err(Error::corrupt(format!(
+                            return Err(Error::corrupt(format_args!(
                                 "claims {n} uncompressed bytes, more than the frame's {bound}"
                             )));
                         }
                         if let Some((_, want)) = array {
                             if n != want {
-                                return Err(Error::corrupt(format!(
+                                return Err(Error::corrupt(format_args!(
                                     "holds {n} bytes, the array's chunks hold {want}"
                                 )));
                             }
@@ -255,7 +255,7 @@ pub fn cat(argv: &[String]) -> Result<i32, CliError> {
         if start < 0 || stop < start || stop > info.nbytes / ts {
             return Err(file_err(
                 path,
-                Error::invalid(format!(
+                Error::invalid(format_args!(
                     "items {start}:{stop} are not within 0:{}",
                     info.nbytes / ts
                 )),
