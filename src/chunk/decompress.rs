@@ -298,7 +298,11 @@ impl<'a> Decoder<'a> {
         })
     }
 
-    /// The chunk's dictionary, at `at`, and where the streams start after it.
+    /// The chunk's dictionary, at `at`, and where the streams start after it. (This and
+    /// `vl_blocks` are out of line, as rare layouts: inlined, they spread `new`'s common path
+    /// over more cache lines.)
+    #[cold]
+    #[inline(never)]
     fn dict(h: &ChunkHeader, chunk: &'a [u8], at: usize) -> Result<(Dict<'a>, usize)> {
         let dsize = read_i32(chunk, at).map_err(|e| e.context("chunk dictionary size"))?;
         if dsize <= 0 || dsize as usize > MAX_DICT_SIZE {
@@ -327,6 +331,8 @@ impl<'a> Decoder<'a> {
 
     /// The blocks of a variable-length-block chunk, `nblocks` of them, whose offsets end at
     /// `bstarts_end`.
+    #[cold]
+    #[inline(never)]
     fn vl_blocks(
         h: &ChunkHeader,
         chunk: &[u8],

@@ -236,8 +236,7 @@ impl ChunkHeader {
             }
             h.check_extended()?;
         } else {
-            h.raw[..MIN_HEADER_LEN].copy_from_slice(&chunk[..MIN_HEADER_LEN]);
-            h.raw[AT_FILTERS..AT_FILTERS + 6].copy_from_slice(&filters_from_flags(flags));
+            h.fill_blosc1(chunk);
         }
         if h.version() > VERSION_VL_BLOCKS && h.blosc2_flags2() & !VL_BLOCKS != 0 {
             bail!(
@@ -257,6 +256,16 @@ impl ChunkHeader {
             h.blocksize = h.nbytes;
         }
         Ok(())
+    }
+
+    /// The raw bytes of a Blosc1 header (`chunk` holds at least its 16), with the pipeline its
+    /// flags stand for. Out of line: older releases' chunks, kept off the common path.
+    #[cold]
+    #[inline(never)]
+    fn fill_blosc1(&mut self, chunk: &[u8]) {
+        self.raw[..MIN_HEADER_LEN].copy_from_slice(&chunk[..MIN_HEADER_LEN]);
+        let pipeline = filters_from_flags(self.flags());
+        self.raw[AT_FILTERS..AT_FILTERS + 6].copy_from_slice(&pipeline);
     }
 
     /// The checks only an extended header's fields call for.
