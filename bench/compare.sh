@@ -26,6 +26,7 @@ while [ $# -gt 0 ]; do
 done
 [ $# -ge 2 ] || { sed -n 2,4p "$0"; exit 2; }
 revs=("$1" "$2")
+shas=("$(git rev-parse --short "$1^{commit}")" "$(git rev-parse --short "$2^{commit}")")
 shift 2
 root=$PWD
 out=$root/build/compare
@@ -33,8 +34,8 @@ mkdir -p "$out"
 [ -x build/bench/bench_chunk ] ||
   bash bench/run.sh --kib 1 --reps 1 --data zeros --codec 0 --filter 0 --threads 1 >/dev/null
 
-for rev in "${revs[@]}"; do
-  sha=$(git rev-parse --short "$rev^{commit}")
+for i in 0 1; do
+  rev=${revs[i]} sha=${shas[i]}
   tree=$out/src-$sha
   [ -d "$tree" ] || git worktree add --detach "$tree" "$sha" >/dev/null 2>&1
   for s in $(seq "$seeds"); do
@@ -51,8 +52,7 @@ done
 results=$out/results-$(date +%Y%m%d-%H%M%S).txt
 for r in $(seq "$rounds"); do
   for s in $(seq "$seeds"); do
-    for rev in "${revs[@]}"; do
-      sha=$(git rev-parse --short "$rev^{commit}")
+    for sha in "${shas[@]}"; do
       LD_LIBRARY_PATH=$out/lib/$sha-s$s build/bench/bench_chunk \
         --rainfall ../shared/bench-data/rainfall-grid-150x150.bin "$@" |
         grep '^| [a-z]' | grep -v '^| data' | sed "s/^/$sha $s /" >>"$results"
@@ -60,5 +60,4 @@ for r in $(seq "$rounds"); do
   done
 done
 echo "rows: $results" >&2
-python3 bench/compare_summary.py "$results" "$(git rev-parse --short "${revs[0]}^{commit}")" \
-  "$(git rev-parse --short "${revs[1]}^{commit}")"
+python3 bench/compare_summary.py "$results" "${shas[@]}"

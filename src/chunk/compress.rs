@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use super::blocksize::{compute_blocksize, split_block, MIN_BUFFERSIZE};
+use super::blocksize::{blocks_of, compute_blocksize, split_block, MIN_BUFFERSIZE};
 use super::header::{self, ChunkHeader, SpecialValue};
 use super::{EXTENDED_HEADER_LEN, MAX_BLOCKSIZE, MAX_BUFFERSIZE, MAX_OVERHEAD};
 use crate::codecs;
@@ -463,12 +463,13 @@ impl Context {
             typesize,
             blocksize,
         );
+        let (nblocks, leftover) = blocks_of(nbytes, blocksize);
         Plan {
             nbytes,
             typesize,
             blocksize,
-            nblocks: nbytes.div_ceil(blocksize),
-            leftover: nbytes % blocksize,
+            nblocks,
+            leftover,
             dont_split,
             delta_ref: None,
         }
