@@ -12,6 +12,11 @@ use super::error::{
 use crate::error::{Error, Result};
 
 /// Runs `body` as the implementation of the export `name`.
+///
+/// Always inlined: left to LLVM, it went out of line when the body it wraps grew (the chunk
+/// decoder's did), a call more on every call of the export and a boundary whose layout
+/// changed with changes elsewhere.
+#[inline(always)]
 pub(crate) fn guard(name: &str, body: impl FnOnce() -> Result<()>) -> b2f_status {
     clear_last_error();
     match catch_unwind(AssertUnwindSafe(body)) {

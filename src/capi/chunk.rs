@@ -298,8 +298,11 @@ pub unsafe extern "C" fn b2f_getitem(
     })
 }
 
+/// Out of line, so that `guard`'s code is in one place, not in both exports.
+///
 /// # Safety
 /// As for `b2f_decompress`.
+#[inline(never)]
 unsafe fn decompress_impl(
     name: &str,
     chunk: *const c_void,
