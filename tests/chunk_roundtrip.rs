@@ -284,10 +284,14 @@ fn stream_sizes_in_block0(chunk: &[u8]) -> Vec<i32> {
 /// A shuffled block whose streams the codec cannot shrink is unshuffled with those planes
 /// read from the chunk (no copy first): every plane kernel size, stored planes first, last
 /// and between compressed ones, a leftover block, the filters around a shuffle, both
-/// decoders (whole chunk on 1 and 2 threads, block by block).
+/// decoders (whole chunk on 1 and 2 threads, block by block). And blocks too small for
+/// that (1 KiB), whose stored planes are copied out first.
 #[test]
 fn stored_streams_are_unshuffled_where_they_lie() {
-    for typesize in [2, 3, 4, 8, 16] {
+    for (typesize, blocksize) in [2, 3, 4, 8, 16]
+        .into_iter()
+        .flat_map(|t| [(t, 16 * 1024), (t, 1024)])
+    {
         for random_planes in [0b01u32, 0b10, 0b0110_1001_1010_0101] {
             let mut rng = common::Rng::new(typesize as u64);
             let src: Vec<u8> = (0..200_000 + typesize + 5)
@@ -326,7 +330,7 @@ fn stored_streams_are_unshuffled_where_they_lie() {
                             filters,
                             filters_meta,
                             typesize,
-                            blocksize: 16 * 1024,
+                            blocksize,
                             nthreads,
                             splitmode: SplitMode::Always,
                             use_dict: false,
@@ -356,7 +360,8 @@ fn stored_streams_are_unshuffled_where_they_lie() {
 /// shuffled blocks are unshuffled from planes each thread keeps: zero and other run planes
 /// among compressed and stored ones; several planes of one byte; more distinct run bytes in
 /// a block than there are kept planes (the rest written out); blocks whose planes are
-/// longer, then shorter, than the kept ones; planes over 1 MiB, which are written out. On 1
+/// longer, then shorter, than the kept ones; planes over 1 MiB, which are written out, and
+/// blocks too small to keep theirs. On 1
 /// and 2 threads and block by block (`check`); a plane read from a slot holding another
 /// byte, or refilled while a block still reads it, fails the comparison.
 #[test]
@@ -373,7 +378,8 @@ fn run_streams_are_unshuffled_from_kept_planes() {
     for layout in layouts {
         let typesize = layout.len();
         let mut rng = common::Rng::new(typesize as u64 + 99);
-        for blocksize in [64 * 1024, 4 << 20, 16 * 1024] {
+        // (2 KiB: too small for the kept planes; runs are written out)
+        for blocksize in [64 * 1024, 4 << 20, 16 * 1024, 2048] {
             let len = blocksize * 2 + 3 * typesize + 1;
             let src: Vec<u8> = (0..len)
                 .map(|i| {
