@@ -8,7 +8,11 @@
 # 1.20 -> 0.98 of c-blosc2's speed from a change to the decoder's inlining). Each revision is
 # built N times with rust-lld's input sections shuffled by a different seed, and every row is
 # the geometric mean over the N layouts of its median over R rounds. The builds take turns
-# within each round, so machine drift falls on all of them alike.
+# within each round, so machine drift falls on all of them alike. Three rounds by default:
+# the machine has phases of seconds where everything runs at about half speed, and rows
+# bound by a fixed cost per call lose more of their ratio there than others (zeros
+# compressed at 1 KiB: 1.2 -> 1.0); the median of three drops one such round, a median of
+# two is their mean.
 #
 # Builds go to build/compare/ (a worktree per revision, a target directory per seed shared by
 # the revisions, so the codecs are built once per seed); the benchmark program is
@@ -16,7 +20,7 @@
 # rm -rf build/compare && git worktree prune.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seeds=3 rounds=2
+seeds=3 rounds=3
 while [ $# -gt 0 ]; do
   case "$1" in
     --seeds) seeds=$2; shift 2 ;;
