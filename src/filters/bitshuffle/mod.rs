@@ -55,7 +55,7 @@ pub fn bitshuffle_with(level: Level, typesize: usize, src: &[u8], dst: &mut [u8]
             });
         }
     }
-    copy_rest(whole, src, dst);
+    shuffle::copy_rest(whole, src, dst);
     Ok(())
 }
 
@@ -94,16 +94,8 @@ pub fn bitunshuffle_with(
             });
         }
     }
-    copy_rest(whole, src, dst);
+    shuffle::copy_rest(whole, src, dst);
     Ok(())
-}
-
-/// The bytes from `whole` on, copied unchanged; no `memcpy` call when there are none.
-#[inline(always)]
-fn copy_rest(whole: usize, src: &[u8], dst: &mut [u8]) {
-    if whole < src.len() {
-        dst[whole..].copy_from_slice(&src[whole..]);
-    }
 }
 
 fn check(typesize: usize, src: &[u8], dst: &[u8]) -> Result<()> {

@@ -62,7 +62,13 @@ fn finish(
     if done < n {
         tail(typesize, done, src, dst);
     }
-    let whole = n * typesize;
+    copy_rest(n * typesize, src, dst);
+}
+
+/// The bytes of `src` from `whole` on, copied unchanged into `dst`; no `memcpy` call when
+/// there are none.
+#[inline(always)]
+pub(super) fn copy_rest(whole: usize, src: &[u8], dst: &mut [u8]) {
     if whole < src.len() {
         dst[whole..].copy_from_slice(&src[whole..]);
     }
