@@ -773,6 +773,11 @@ impl Context {
     /// size and whether every stream is stored raw, or `None` when the block does not fit in
     /// `out`. With `defer`, raw streams of an unfiltered block are listed there (offsets into
     /// `out` and `src`) instead of copied.
+    ///
+    /// Its shape is pinned (out of line, with the scratch access and `compress_streams` in
+    /// it): left to LLVM it changed with edits to the decoder, which share codegen units with
+    /// it, and zeros took 53 more instructions a 1 KiB chunk.
+    #[inline(never)]
     fn compress_block(
         &self,
         plan: &Plan,
@@ -921,7 +926,8 @@ impl Context {
     /// Writes `nstreams` streams of `data` into `out`: their size and whether every one is
     /// stored raw, or `None` if they do not fit. With `defer`, streams stored raw get their
     /// place but not their bytes: each is listed there (offsets into `out` and `data`) for the
-    /// caller to copy.
+    /// caller to copy. Inlined into `compress_block`, its one caller (see there).
+    #[inline(always)]
     fn compress_streams(
         &self,
         nstreams: usize,

@@ -693,6 +693,10 @@ impl<'a> Decoder<'a> {
     /// Decodes block `j`'s streams into `a` (or leaves them where [`PlaneSources`] says)
     /// and undoes the filters into `out`, with `b` as the second scratch buffer (sized only
     /// for a pipeline that needs it).
+    ///
+    /// Inlined into `decode_block`, its one caller, together with the thread-local scratch
+    /// access: out of line it took its arguments on the stack and returned through memory.
+    #[inline(always)]
     fn unfilter_block(
         &self,
         j: usize,
@@ -768,7 +772,11 @@ impl<'a> Decoder<'a> {
                 out.len() % nstreams
             );
         }
-        for (k, part) in out.chunks_exact_mut(neblock).take(nstreams).enumerate() {
+        // Split off one stream's part at a time: `chunks_exact_mut` divides the length again.
+        let mut rest = out;
+        for k in 0..nstreams {
+            let (part, tail) = std::mem::take(&mut rest).split_at_mut(neblock);
+            rest = tail;
             let csize =
                 read_i32(self.chunk, pos).map_err(|e| e.context(format_args!("stream {k}")))?;
             pos += 4;
@@ -813,7 +821,9 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    /// Decodes one compressed stream to exactly `out.len()` bytes.
+    /// Decodes one compressed stream to exactly `out.len()` bytes. Inlined into the streams
+    /// loop: one call and one `Result` through memory less per stream.
+    #[inline(always)]
     fn decode_stream(&self, src: &[u8], out: &mut [u8]) -> Result<()> {
         if src.len() == out.len() {
             memcopy::copy(out, src);

@@ -182,6 +182,8 @@ fn compress_by(entry: FastOrOneShot, level: c_int, src: &[u8], dst: &mut [u8]) -
 const RUST_DECODER_MIN_EXPANSION: usize = 16;
 
 /// Decompresses one stream into exactly `dst.len()` bytes (LZ4 and LZ4HC share the format).
+/// Inlined into the decoder's streams loop, as the call to lz4 is all it adds.
+#[inline(always)]
 pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
     if dst.len() / RUST_DECODER_MIN_EXPANSION >= src.len() {
         let n = super::lz4_block::decompress(src, dst).map_or(-1, cint);
