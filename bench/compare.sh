@@ -12,7 +12,8 @@
 # the machine has phases of seconds where everything runs at about half speed, and rows
 # bound by a fixed cost per call lose more of their ratio there than others (zeros
 # compressed at 1 KiB: 1.2 -> 1.0); the median of three drops one such round, a median of
-# two is their mean.
+# two is their mean. compare_summary.py also leaves out the samples where c-blosc2 itself
+# ran under 0.8 of its usual speed, as one build can meet such phases in all three rounds.
 #
 # Builds go to build/compare/ (a worktree per revision, a target directory per seed shared by
 # the revisions, so the codecs are built once per seed); the benchmark program is
