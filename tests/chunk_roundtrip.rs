@@ -361,9 +361,9 @@ fn stored_streams_are_unshuffled_where_they_lie() {
 /// among compressed and stored ones; several planes of one byte; more distinct run bytes in
 /// a block than there are kept planes (the rest written out); blocks whose planes are
 /// longer, then shorter, than the kept ones; planes over 1 MiB, which are written out, and
-/// blocks too small to keep theirs. On 1
-/// and 2 threads and block by block (`check`); a plane read from a slot holding another
-/// byte, or refilled while a block still reads it, fails the comparison.
+/// blocks too small to keep theirs. On 1 and 2 threads and block by block (`check`); a plane
+/// read from a slot holding another byte, or refilled while a block still reads it, fails the
+/// comparison.
 #[test]
 fn run_streams_are_unshuffled_from_kept_planes() {
     // Per plane: 0 a zero run, 1 a run of 0x41, 2 a run of its own byte, 3 random, else a
