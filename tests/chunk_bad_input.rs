@@ -161,6 +161,58 @@ fn streams_that_decode_to_the_wrong_length() {
     assert!(matches!(decode(&c3), Err(Error::Corrupt(_))));
 }
 
+/// A stream that decodes to more than its part of the block, into bytes its decoder may
+/// write over (the next stream's part, or the scratch's room after the last): LZ4 and BloscLZ
+/// are given that room, and the stream is still refused for its length, at every position.
+#[test]
+fn a_stream_longer_than_its_part_is_refused_though_room_follows() {
+    for codec in [codecs::LZ4, codecs::BLOSCLZ] {
+        let p = CParams {
+            codec,
+            typesize: 4,
+            blocksize: 4096,
+            ..CParams::default()
+        };
+        let src: Vec<u8> = (0..4096u32)
+            .map(|i| (i / 64) as u8 ^ (i % 7) as u8)
+            .collect();
+        let good = Context::new(p).unwrap().compress_to_vec(&src).unwrap();
+        assert!(
+            good[2] & 0x12 == 0,
+            "test chunk should be split, not memcpyed"
+        );
+        let neblock = 1024;
+        for k in 0..4 {
+            // Stream k replaced by one of neblock + 16 bytes; the others kept.
+            let mut c = good[..36].to_vec();
+            let mut pos = i32::from_le_bytes(good[32..36].try_into().unwrap()) as usize;
+            for j in 0..4 {
+                let csize = i32::from_le_bytes(good[pos..pos + 4].try_into().unwrap());
+                let stored = &good[pos + 4..pos + 4 + csize.max(0) as usize];
+                pos += 4 + csize.max(0) as usize;
+                if j != k {
+                    c.extend_from_slice(&csize.to_le_bytes());
+                    c.extend_from_slice(stored);
+                    continue;
+                }
+                let long: Vec<u8> = (0..neblock + 16).map(|i| (i / 40) as u8).collect();
+                let mut out = vec![0u8; long.len() + 64];
+                let n = if codec == codecs::LZ4 {
+                    codecs::lz4::compress(5, &long, &mut out)
+                } else {
+                    codecs::blosclz::compress(5, &long, &mut out)
+                };
+                assert!(n > 0 && n < neblock, "codec {codec}: {n} bytes");
+                c.extend_from_slice(&(n as i32).to_le_bytes());
+                c.extend_from_slice(&out[..n]);
+            }
+            let cbytes = c.len() as i32;
+            put_i32(&mut c, 12, cbytes);
+            assert_corrupt(decode(&c), "expected 1024");
+        }
+    }
+}
+
 /// Every codec: a stream cut short or overwritten fails with Corrupt, and a good chunk then
 /// decodes on the same thread (codecs keep per-thread state between streams: zlib's and
 /// zstd's contexts).

@@ -138,6 +138,19 @@ fn aligned(buf: &mut Vec<u8>, n: usize) -> &mut [u8] {
     &mut buf[at..at + n]
 }
 
+/// [`aligned`], with [`STREAM_SLACK`] more bytes after the `n` for the last stream decoded
+/// into it.
+fn aligned_with_slack(buf: &mut Vec<u8>, n: usize) -> &mut [u8] {
+    aligned(buf, n + STREAM_SLACK)
+}
+
+/// Room after the block in the scratch, for its last stream. Decoders are given the bytes
+/// after their stream's part as room to write over: the next streams of the block, not
+/// decoded yet, then this. LZ4's decoder (lz4's and ours alike) keeps to its fast loop while
+/// 64 bytes of room are left; given the stream's exact length, it ended each stream in its
+/// safe loop, which copies the end of a long match a byte at a time (bench/RESULTS.md, stop 52).
+const STREAM_SLACK: usize = 64;
+
 const LINE: usize = 64;
 
 /// Smallest block whose planes are read where they lie (see `Decoder::planes_in_place`).
@@ -571,11 +584,12 @@ impl<'a> Decoder<'a> {
                 let mut s = s.borrow_mut();
                 let Scratch { a, b, runs } = &mut *s;
                 let n = out.len();
-                self.unfilter_block(j, out, dref, aligned(a, n), b, runs)
+                self.unfilter_block(j, out, dref, aligned_with_slack(a, n), b, runs)
             })
         } else {
             // Streams go straight to `out` when nothing is left to undo.
-            self.decode_streams(j, out, None)
+            let n = out.len();
+            self.decode_streams(j, out, n, None)
         };
         result.map_err(|e| e.context(format_args!("chunk block {j}")))
     }
@@ -612,9 +626,10 @@ impl<'a> Decoder<'a> {
             let mut s = s.borrow_mut();
             let Scratch { a, runs, .. } = &mut *s;
             let n = out.len();
-            let a = aligned(a, n);
+            let a = aligned_with_slack(a, n);
             let mut sources = PlaneSources::new(runs);
-            self.decode_streams(j, a, self.planes_in_place.then_some(&mut sources))?;
+            self.decode_streams(j, a, n, self.planes_in_place.then_some(&mut sources))?;
+            let a = &a[..n];
             let mut planes: [&[u8]; MAX_PLANE_SOURCES] = [&[]; MAX_PLANE_SOURCES];
             self.planes(&sources, a, n / ts, &mut planes);
             for r in parts {
@@ -692,7 +707,7 @@ impl<'a> Decoder<'a> {
 
     /// Decodes block `j`'s streams into `a` (or leaves them where [`PlaneSources`] says)
     /// and undoes the filters into `out`, with `b` as the second scratch buffer (sized only
-    /// for a pipeline that needs it).
+    /// for a pipeline that needs it). `a` has [`STREAM_SLACK`] bytes more than the block.
     ///
     /// Inlined into `decode_block`, its one caller, together with the thread-local scratch
     /// access: out of line it took its arguments on the stack and returned through memory.
@@ -709,7 +724,9 @@ impl<'a> Decoder<'a> {
         // The leftover block is one stream, not the block's planes.
         let keep = self.planes_in_place && !(j + 1 == self.nblocks && self.leftover > 0);
         let mut sources = keep.then(|| PlaneSources::new(runs));
-        self.decode_streams(j, a, sources.as_mut())?;
+        let n = out.len();
+        self.decode_streams(j, a, n, sources.as_mut())?;
+        let a = &mut a[..n];
         match (self.only_unshuffle, &sources) {
             (Some(_), Some(sources)) => self.unshuffle_sources(sources, a, out),
             (Some(typesize), None) => filters::shuffle::unshuffle(typesize, a, out),
@@ -721,18 +738,20 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    /// Decodes the compressed streams of block `j` into `out`. With `sources`, streams stored
-    /// raw stay in the chunk and runs of one byte are not written out: `sources` says where
-    /// the unshuffle reads them instead.
+    /// Decodes the compressed streams of block `j` into the first `n` bytes of `buf`; what
+    /// follows them in `buf` is room the decoders may write over ([`STREAM_SLACK`]). With
+    /// `sources`, streams stored raw stay in the chunk and runs of one byte are not written
+    /// out: `sources` says where the unshuffle reads them instead.
     fn decode_streams(
         &self,
         j: usize,
-        out: &mut [u8],
+        buf: &mut [u8],
+        n: usize,
         mut sources: Option<&mut PlaneSources>,
     ) -> Result<()> {
         if let Some(vb) = self.vl.get(j) {
             let src = &self.chunk[vb.cstart..vb.cend];
-            return self.decode_stream(src, out);
+            return self.decode_stream(src, buf, n);
         }
         let bstart = read_i32(self.chunk, self.h.header_len() + 4 * j)?;
         if bstart <= 0
@@ -753,35 +772,32 @@ impl<'a> Decoder<'a> {
         } else {
             1
         };
-        let neblock = out.len() / nstreams;
+        let neblock = n / nstreams;
         if neblock == 0 {
             bail!(
                 corrupt,
-                "block of {} bytes cannot be split into {nstreams} streams",
-                out.len()
+                "block of {n} bytes cannot be split into {nstreams} streams"
             );
         }
-        if !out.len().is_multiple_of(nstreams) {
+        if !n.is_multiple_of(nstreams) {
             // c-blosc2 3.3.5 writes such blocks from an explicit blocksize that is not a
             // multiple of the typesize: its streams leave the last bytes of the block unstored.
             bail!(
                 corrupt,
-                "block of {} bytes split into {nstreams} streams of {neblock}: its last {} bytes \
+                "block of {n} bytes split into {nstreams} streams of {neblock}: its last {} bytes \
                  were never stored",
-                out.len(),
-                out.len() % nstreams
+                n % nstreams
             );
         }
-        // Split off one stream's part at a time: `chunks_exact_mut` divides the length again.
-        let mut rest = out;
+        // Stream k's part and the room after it; the part is dropped from `rest` once decoded
+        // (`chunks_exact_mut` divided the length again).
+        let mut rest = buf;
         for k in 0..nstreams {
-            let (part, tail) = std::mem::take(&mut rest).split_at_mut(neblock);
-            rest = tail;
             let csize =
                 read_i32(self.chunk, pos).map_err(|e| e.context(format_args!("stream {k}")))?;
             pos += 4;
             if csize == 0 {
-                fill_run(sources.as_deref_mut(), k, 0, part);
+                fill_run(sources.as_deref_mut(), k, 0, &mut rest[..neblock]);
             } else if csize < 0 {
                 let token = *self.chunk.get(pos).ok_or_else(|| {
                     Error::corrupt(format_args!(
@@ -798,7 +814,12 @@ impl<'a> Decoder<'a> {
                         "stream {k}: run length value {csize} is not a byte"
                     );
                 }
-                fill_run(sources.as_deref_mut(), k, (-csize) as u8, part);
+                fill_run(
+                    sources.as_deref_mut(),
+                    k,
+                    (-csize) as u8,
+                    &mut rest[..neblock],
+                );
             } else {
                 let csize = csize as usize;
                 let src = self.chunk.get(pos..pos + csize).ok_or_else(|| {
@@ -808,37 +829,41 @@ impl<'a> Decoder<'a> {
                     ))
                 })?;
                 match sources.as_deref_mut() {
-                    Some(sources) if csize == part.len() && k < MAX_PLANE_SOURCES => {
+                    Some(sources) if csize == neblock && k < MAX_PLANE_SOURCES => {
                         sources.at[k] = PlaneAt::Chunk(pos)
                     }
                     _ => self
-                        .decode_stream(src, part)
+                        .decode_stream(src, rest, neblock)
                         .map_err(|e| e.context(format_args!("stream {k}")))?,
                 }
                 pos += csize;
             }
+            rest = &mut std::mem::take(&mut rest)[neblock..];
         }
         Ok(())
     }
 
-    /// Decodes one compressed stream to exactly `out.len()` bytes. Inlined into the streams
-    /// loop: one call and one `Result` through memory less per stream.
+    /// Decodes one compressed stream to exactly `n` bytes at the start of `buf`; LZ4 and
+    /// BloscLZ take the rest of `buf` as room to write over. A stream that decodes to more
+    /// than `n` bytes there is refused all the same. Inlined into the streams loop: one call
+    /// and one `Result` through memory less per stream.
     #[inline(always)]
-    fn decode_stream(&self, src: &[u8], out: &mut [u8]) -> Result<()> {
-        if src.len() == out.len() {
-            memcopy::copy(out, src);
+    fn decode_stream(&self, src: &[u8], buf: &mut [u8], n: usize) -> Result<()> {
+        let out = ..n;
+        if src.len() == n {
+            memcopy::copy(&mut buf[out], src);
             return Ok(());
         }
-        let n = match self.h.compformat() {
-            header::FORMAT_BLOSCLZ => codecs::blosclz::decompress(src, out)?,
+        let decoded = match self.h.compformat() {
+            header::FORMAT_BLOSCLZ => codecs::blosclz::decompress_with_room(src, buf, n)?,
             header::FORMAT_LZ4 => match &self.dict {
-                Dict::Lz4(d) => codecs::lz4::decompress_with_dict(d, src, out)?,
-                _ => codecs::lz4::decompress(src, out)?,
+                Dict::Lz4(d) => codecs::lz4::decompress_with_dict(d, src, &mut buf[out])?,
+                _ => codecs::lz4::decompress(src, buf, n)?,
             },
-            header::FORMAT_ZLIB => codecs::zlib::decompress(src, out)?,
+            header::FORMAT_ZLIB => codecs::zlib::decompress(src, &mut buf[out])?,
             header::FORMAT_ZSTD => match &self.dict {
-                Dict::Zstd(d) => codecs::zstd::decompress_with_dict(d, src, out)?,
-                _ => codecs::zstd::decompress(src, out)?,
+                Dict::Zstd(d) => codecs::zstd::decompress_with_dict(d, src, &mut buf[out])?,
+                _ => codecs::zstd::decompress(src, &mut buf[out])?,
             },
             header::FORMAT_UDCODEC => bail!(
                 unsupported,
@@ -848,12 +873,8 @@ impl<'a> Decoder<'a> {
             ),
             f => bail!(unsupported, "codec format {f} is not supported by b2frame"),
         };
-        if n != out.len() {
-            bail!(
-                corrupt,
-                "stream decoded to {n} bytes, expected {}",
-                out.len()
-            );
+        if decoded != n {
+            bail!(corrupt, "stream decoded to {decoded} bytes, expected {n}");
         }
         Ok(())
     }

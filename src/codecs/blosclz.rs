@@ -684,6 +684,20 @@ fn truncated() -> Error {
 /// Decompresses one BloscLZ stream into `dst`. Returns the number of bytes written (the
 /// caller checks it is the block's length). Malformed input is an error, never a panic.
 pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    let n = dst.len();
+    decompress_with_room(src, dst, n)
+}
+
+/// [`decompress`] of a stream of `n` bytes, where the rest of `dst` is room the decoder may
+/// write over (the bytes written there are not part of the stream's output): literal runs,
+/// and matches of up to 32 bytes, are then copied in fixed-size pieces up to the stream's
+/// end, where a `memcpy` call of their exact length did it (shuffled rainfall_f32 at 1 KiB:
+/// 3,267 -> 3,161 instructions a chunk). Longer matches keep to `n`: past it, the ones that
+/// end a stream are left to `memmove` as before (a 64 KiB chunk of shuffled incr_i32, whose
+/// first plane ends with a 13 KiB match 2,560 bytes back, decoded at 0.86 of its speed
+/// through the 16-byte loop instead).
+pub fn decompress_with_room(src: &[u8], dst: &mut [u8], n: usize) -> Result<usize> {
+    let end = n.min(dst.len());
     if src.is_empty() {
         return Ok(0);
     }
@@ -736,7 +750,7 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
             }
             ctrl = usize::from(src[ip]);
             ip += 1;
-            copy_match(dst, op, dist, len);
+            copy_match(dst, end, op, dist, len);
             op += len;
         } else {
             let n = ctrl + 1;
@@ -768,9 +782,11 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
 }
 
 /// Copies `len` bytes from `dist` bytes behind `op` (LZ semantics: an overlapping source repeats).
+/// Matches of more than 32 bytes write at most up to `end`.
 #[inline(always)]
-fn copy_match(dst: &mut [u8], op: usize, dist: usize, len: usize) {
+fn copy_match(dst: &mut [u8], end: usize, op: usize, dist: usize, len: usize) {
     let start = op - dist;
+    let limit = if len <= 32 { dst.len() } else { end };
     if dist == 1 {
         let b = dst[start];
         if len <= 32 && op + 32 <= dst.len() {
@@ -779,7 +795,7 @@ fn copy_match(dst: &mut [u8], op: usize, dist: usize, len: usize) {
         } else {
             dst[op..op + len].fill(b);
         }
-    } else if dist >= 16 && op + len + 16 <= dst.len() {
+    } else if dist >= 16 && op + len + 16 <= limit {
         // 16 bytes at a time; the last step may write up to 15 bytes past the match, which
         // later tokens overwrite.
         if len <= 16 {
@@ -806,7 +822,7 @@ fn copy_match(dst: &mut [u8], op: usize, dist: usize, len: usize) {
             dst[op + i..op + i + 16].copy_from_slice(&w);
             i += 16;
         }
-    } else if dist >= 8 && op + len + 8 <= dst.len() {
+    } else if dist >= 8 && op + len + 8 <= limit {
         let mut i = 0;
         while i < len {
             let mut w = [0u8; 8];
@@ -814,7 +830,7 @@ fn copy_match(dst: &mut [u8], op: usize, dist: usize, len: usize) {
             dst[op + i..op + i + 8].copy_from_slice(&w);
             i += 8;
         }
-    } else if dist < 8 && op + len + 16 <= dst.len() {
+    } else if dist < 8 && op + len + 16 <= limit {
         // A short period, read byte by byte: each byte then comes whole from one earlier
         // store, which the CPU forwards. One wider load spans two recent stores (the match
         // before and the literal copy just done) and waits until both reach the cache: with
@@ -960,6 +976,14 @@ mod tests {
                     let m = decompress(&out[..n], &mut back).unwrap();
                     assert_eq!(m, src.len(), "{name} clevel {clevel} len {len}");
                     assert!(back == src, "{name} clevel {clevel} len {len}");
+                    // With room after the stream: the same bytes.
+                    let mut roomy = vec![0xeeu8; src.len() + 64];
+                    let m = decompress_with_room(&out[..n], &mut roomy, src.len()).unwrap();
+                    assert_eq!(m, src.len(), "{name} clevel {clevel} len {len} with room");
+                    assert!(
+                        roomy[..m] == *src,
+                        "{name} clevel {clevel} len {len} with room"
+                    );
                 }
             }
         }
@@ -1066,11 +1090,12 @@ mod tests {
     #[test]
     fn match_copies_equal_a_byte_by_byte_copy() {
         // Every copy path: each distance up to 80 (runs, short periods, chunks that overlap
-        // the output, chunks that do not), lengths around the chunk sizes, and destinations
-        // that end right after the match or leave room for whole chunks.
+        // the output, chunks that do not), lengths around the chunk sizes and long ones, and
+        // destinations that end right after the match or leave room for whole chunks, with
+        // the stream ending at the match or where the destination does.
         let prefix: Vec<u8> = (0..100u32).map(|i| (i * 37 + 11) as u8).collect();
         for dist in 1..=80 {
-            for len in 3..=70 {
+            for len in (3..=70).chain([255, 256, 300, 1000]) {
                 for slack in [0, 7, 15, 16, 40] {
                     let op = prefix.len();
                     let mut dst = prefix.clone();
@@ -1079,11 +1104,14 @@ mod tests {
                     for i in op..op + len {
                         want[i] = want[i - dist];
                     }
-                    copy_match(&mut dst, op, dist, len);
-                    assert!(
-                        dst[..op + len] == want[..op + len],
-                        "dist {dist} len {len} slack {slack}"
-                    );
+                    for end in [op + len, dst.len()] {
+                        let mut dst = dst.clone();
+                        copy_match(&mut dst, end, op, dist, len);
+                        assert!(
+                            dst[..op + len] == want[..op + len],
+                            "dist {dist} len {len} slack {slack} end {end}"
+                        );
+                    }
                 }
             }
         }

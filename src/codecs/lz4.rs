@@ -181,16 +181,22 @@ fn compress_by(entry: FastOrOneShot, level: c_int, src: &[u8], dst: &mut [u8]) -
 /// bitshuffled ones stay with lz4.
 const RUST_DECODER_MIN_EXPANSION: usize = 16;
 
-/// Decompresses one stream into exactly `dst.len()` bytes (LZ4 and LZ4HC share the format).
-/// Inlined into the decoder's streams loop, as the call to lz4 is all it adds.
+/// Decompresses one stream into exactly the first `n` bytes of `dst` (LZ4 and LZ4HC share the
+/// format); the decoder may write over the rest of `dst`, which it takes as output room.
+/// lz4's end-of-block rules (the last 5 bytes are literals, the last match starts 12 bytes
+/// before the end) are then checked at the end of the room, as for any larger buffer given to
+/// `LZ4_decompress_safe`: a block that breaks them only at `n` decodes, where c-blosc2 (which
+/// passes `n`) refuses it. No encoder writes such blocks; any other stream that does not decode
+/// to exactly `n` bytes is refused. Inlined into the decoder's streams loop, as the call to lz4
+/// is all it adds.
 #[inline(always)]
-pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
-    if dst.len() / RUST_DECODER_MIN_EXPANSION >= src.len() {
-        let n = super::lz4_block::decompress(src, dst).map_or(-1, cint);
-        return check_decoded(n, dst.len());
+pub fn decompress(src: &[u8], dst: &mut [u8], n: usize) -> Result<usize> {
+    if n / RUST_DECODER_MIN_EXPANSION >= src.len() {
+        let decoded = super::lz4_block::decompress(src, dst).map_or(-1, cint);
+        return check_decoded(decoded, n);
     }
     // SAFETY: LZ4_decompress_safe never reads past src_size nor writes past dst_capacity.
-    let n = unsafe {
+    let decoded = unsafe {
         lz4_sys::LZ4_decompress_safe(
             src.as_ptr().cast(),
             dst.as_mut_ptr().cast(),
@@ -198,7 +204,7 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
             cint(dst.len()),
         )
     };
-    check_decoded(n, dst.len())
+    check_decoded(decoded, n)
 }
 
 /// Decompresses one stream that was compressed against `dict`.
@@ -306,6 +312,50 @@ mod tests {
     /// stream: short streams over stale tables, streams of 4 KiB and more (which clear LZ4's),
     /// past the 64 KiB after which LZ4's is cleared, and destinations too small for the worst
     /// case.
+    #[test]
+    fn room_after_the_stream_changes_nothing_but_the_speed() {
+        // Long matches at the end (where lz4's safe loop copies byte by byte without room),
+        // short sequences, and streams of both decoders (lz4's, and ours for those that
+        // expand 16 times or more).
+        let kinds: Vec<Vec<u8>> = vec![
+            (0..4096u32)
+                .map(|i| (i % 251) as u8 ^ (i / 3) as u8)
+                .collect(),
+            (0..4096u32)
+                .map(|i| {
+                    if i < 900 {
+                        (i * 7) as u8
+                    } else {
+                        (i % 2) as u8
+                    }
+                })
+                .collect(),
+            (0..4096u32).map(|i| (i / 10) as u8).collect(),
+            vec![3u8; 4096],
+        ];
+        for data in kinds {
+            for hc in [false, true] {
+                let mut block = vec![0u8; data.len() + 64];
+                let n = if hc {
+                    compress_hc(9, &data, &mut block)
+                } else {
+                    compress(5, &data, &mut block)
+                };
+                let block = &block[..n];
+                for room in [0, 1, 63, 64, 4096] {
+                    let mut out = vec![0xeeu8; data.len() + room];
+                    assert_eq!(decompress(block, &mut out, data.len()).unwrap(), data.len());
+                    assert!(out[..data.len()] == data[..], "hc {hc} room {room}");
+                    // A part shorter than the stream: refused, though the room holds it.
+                    let mut out = vec![0u8; data.len() + room];
+                    let short = data.len() - 16;
+                    let err = decompress(block, &mut out, short).unwrap_err();
+                    assert!(err.to_string().contains("expected"), "{err}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn kept_state_compresses_as_the_one_shot_call() {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
