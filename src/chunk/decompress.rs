@@ -789,15 +789,33 @@ impl<'a> Decoder<'a> {
                 n % nstreams
             );
         }
-        // Stream k's part and the room after it; the part is dropped from `rest` once decoded
-        // (`chunks_exact_mut` divided the length again).
+        // Each stream's part is split off `rest` in turn (`chunks_exact_mut` divided the
+        // length again); a compressed stream is decoded before, with the rest as its room.
         let mut rest = buf;
         for k in 0..nstreams {
             let csize =
                 read_i32(self.chunk, pos).map_err(|e| e.context(format_args!("stream {k}")))?;
             pos += 4;
+            let stream = |pos: usize, csize: usize| {
+                self.chunk.get(pos..pos + csize).ok_or_else(|| {
+                    Error::corrupt(format_args!(
+                        "stream {k}: {csize} bytes at offset {pos} run past the chunk ({} bytes)",
+                        self.chunk.len()
+                    ))
+                })
+            };
+            if csize > 0 && csize as usize != neblock {
+                let csize = csize as usize;
+                self.decode_stream(stream(pos, csize)?, rest, neblock)
+                    .map_err(|e| e.context(format_args!("stream {k}")))?;
+                pos += csize;
+                rest = &mut std::mem::take(&mut rest)[neblock..];
+                continue;
+            }
+            let (part, tail) = std::mem::take(&mut rest).split_at_mut(neblock);
+            rest = tail;
             if csize == 0 {
-                fill_run(sources.as_deref_mut(), k, 0, &mut rest[..neblock]);
+                fill_run(sources.as_deref_mut(), k, 0, part);
             } else if csize < 0 {
                 let token = *self.chunk.get(pos).ok_or_else(|| {
                     Error::corrupt(format_args!(
@@ -814,31 +832,16 @@ impl<'a> Decoder<'a> {
                         "stream {k}: run length value {csize} is not a byte"
                     );
                 }
-                fill_run(
-                    sources.as_deref_mut(),
-                    k,
-                    (-csize) as u8,
-                    &mut rest[..neblock],
-                );
+                fill_run(sources.as_deref_mut(), k, (-csize) as u8, part);
             } else {
-                let csize = csize as usize;
-                let src = self.chunk.get(pos..pos + csize).ok_or_else(|| {
-                    Error::corrupt(format_args!(
-                        "stream {k}: {csize} bytes at offset {pos} run past the chunk ({} bytes)",
-                        self.chunk.len()
-                    ))
-                })?;
+                // Stored raw.
+                let src = stream(pos, neblock)?;
                 match sources.as_deref_mut() {
-                    Some(sources) if csize == neblock && k < MAX_PLANE_SOURCES => {
-                        sources.at[k] = PlaneAt::Chunk(pos)
-                    }
-                    _ => self
-                        .decode_stream(src, rest, neblock)
-                        .map_err(|e| e.context(format_args!("stream {k}")))?,
+                    Some(sources) if k < MAX_PLANE_SOURCES => sources.at[k] = PlaneAt::Chunk(pos),
+                    _ => memcopy::copy(part, src),
                 }
-                pos += csize;
+                pos += neblock;
             }
-            rest = &mut std::mem::take(&mut rest)[neblock..];
         }
         Ok(())
     }
