@@ -188,8 +188,10 @@ fn a_stream_longer_than_its_part_is_refused_though_room_follows() {
             let mut pos = i32::from_le_bytes(good[32..36].try_into().unwrap()) as usize;
             for j in 0..4 {
                 let csize = i32::from_le_bytes(good[pos..pos + 4].try_into().unwrap());
-                let stored = &good[pos + 4..pos + 4 + csize.max(0) as usize];
-                pos += 4 + csize.max(0) as usize;
+                // A run (negative size) keeps one token byte.
+                let len = if csize < 0 { 1 } else { csize as usize };
+                let stored = &good[pos + 4..pos + 4 + len];
+                pos += 4 + len;
                 if j != k {
                     c.extend_from_slice(&csize.to_le_bytes());
                     c.extend_from_slice(stored);

@@ -308,10 +308,6 @@ pub fn compress_hc_with_dict(clevel: u8, dict: &[u8], src: &[u8], dst: &mut [u8]
 mod tests {
     use super::*;
 
-    /// The kept states give `LZ4_compress_fast`'s and `LZ4_compress_HC`'s bytes, stream after
-    /// stream: short streams over stale tables, streams of 4 KiB and more (which clear LZ4's),
-    /// past the 64 KiB after which LZ4's is cleared, and destinations too small for the worst
-    /// case.
     #[test]
     fn room_after_the_stream_changes_nothing_but_the_speed() {
         // Long matches at the end (where lz4's safe loop copies byte by byte without room),
@@ -356,6 +352,10 @@ mod tests {
         }
     }
 
+    /// The kept states give `LZ4_compress_fast`'s and `LZ4_compress_HC`'s bytes, stream after
+    /// stream: short streams over stale tables, streams of 4 KiB and more (which clear LZ4's),
+    /// past the 64 KiB after which LZ4's is cleared, and destinations too small for the worst
+    /// case.
     #[test]
     fn kept_state_compresses_as_the_one_shot_call() {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
