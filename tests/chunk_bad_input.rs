@@ -6,18 +6,22 @@ use b2frame::{codecs, Error};
 
 /// A valid lz4 chunk of 4 blocks, split in 4 streams each (typesize 4, shuffle).
 fn good_chunk() -> Vec<u8> {
+    let c = chunk_of(codecs::LZ4, 16384);
+    assert!(c[2] & 0x02 == 0, "test chunk should not be memcpyed");
+    c
+}
+
+/// `len` bytes of repeating data compressed with `codec` in blocks of 4 KiB (typesize 4,
+/// shuffle).
+fn chunk_of(codec: u8, len: u32) -> Vec<u8> {
     let p = CParams {
-        codec: codecs::LZ4,
+        codec,
         typesize: 4,
         blocksize: 4096,
         ..CParams::default()
     };
-    let src: Vec<u8> = (0..16384u32)
-        .map(|i| (i / 64) as u8 ^ (i % 7) as u8)
-        .collect();
-    let c = Context::new(p).unwrap().compress_to_vec(&src).unwrap();
-    assert!(c[2] & 0x02 == 0, "test chunk should not be memcpyed");
-    c
+    let src: Vec<u8> = (0..len).map(|i| (i / 64) as u8 ^ (i % 7) as u8).collect();
+    Context::new(p).unwrap().compress_to_vec(&src).unwrap()
 }
 
 fn decode(chunk: &[u8]) -> Result<Vec<u8>, Error> {
@@ -167,16 +171,7 @@ fn streams_that_decode_to_the_wrong_length() {
 #[test]
 fn a_stream_longer_than_its_part_is_refused_though_room_follows() {
     for codec in [codecs::LZ4, codecs::BLOSCLZ] {
-        let p = CParams {
-            codec,
-            typesize: 4,
-            blocksize: 4096,
-            ..CParams::default()
-        };
-        let src: Vec<u8> = (0..4096u32)
-            .map(|i| (i / 64) as u8 ^ (i % 7) as u8)
-            .collect();
-        let good = Context::new(p).unwrap().compress_to_vec(&src).unwrap();
+        let good = chunk_of(codec, 4096);
         assert!(
             good[2] & 0x12 == 0,
             "test chunk should be split, not memcpyed"

@@ -751,6 +751,11 @@ impl<'a> Decoder<'a> {
     ) -> Result<()> {
         if let Some(vb) = self.vl.get(j) {
             let src = &self.chunk[vb.cstart..vb.cend];
+            if src.len() == n {
+                // Stored raw.
+                memcopy::copy(&mut buf[..n], src);
+                return Ok(());
+            }
             return self.decode_stream(src, buf, n);
         }
         let bstart = read_i32(self.chunk, self.h.header_len() + 4 * j)?;
@@ -846,17 +851,14 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    /// Decodes one compressed stream to exactly `n` bytes at the start of `buf`; LZ4 and
-    /// BloscLZ take the rest of `buf` as room to write over. A stream that decodes to more
-    /// than `n` bytes there is refused all the same. Inlined into the streams loop: one call
-    /// and one `Result` through memory less per stream.
+    /// Decodes one compressed stream (its callers copy streams stored raw) to exactly `n`
+    /// bytes at the start of `buf`; LZ4 and BloscLZ take the rest of `buf` as room to write
+    /// over. A stream that decodes to more than `n` bytes there is refused all the same.
+    /// Inlined into the streams loop: one call and one `Result` through memory less per
+    /// stream.
     #[inline(always)]
     fn decode_stream(&self, src: &[u8], buf: &mut [u8], n: usize) -> Result<()> {
         let out = ..n;
-        if src.len() == n {
-            memcopy::copy(&mut buf[out], src);
-            return Ok(());
-        }
         let decoded = match self.h.compformat() {
             header::FORMAT_BLOSCLZ => codecs::blosclz::decompress_with_room(src, buf, n)?,
             header::FORMAT_LZ4 => match &self.dict {
