@@ -170,16 +170,27 @@ fn compress_by(entry: FastOrOneShot, level: c_int, src: &[u8], dst: &mut [u8]) -
     }
 }
 
-/// Streams that expand this many times or more are decoded by [`super::lz4_block`], the rest
-/// by lz4. Such streams are mostly long matches, which the Rust decoder fills 16 bytes a store
+/// Streams that expand 2^this (16) times or more are decoded by [`super::lz4_block`], the
+/// rest by lz4 (but for short streams, below). Such streams are mostly long matches, which the Rust decoder fills 16 bytes a store
 /// (shuffled incr_i32 with LZ4HC: 1.24-1.40 of c-blosc2's decoding speed, against 0.97-1.04
 /// through lz4). In streams of short sequences lz4's fewer instructions per sequence win
 /// (rainfall_f32 unfiltered, 3.3 times: 0.71 through the Rust decoder); at 8 times that still
 /// cost 15% on shuffled rainfall_f32. At 16 nothing measured loses against 32 (clevels 1, 5
 /// and 9), and streams of 16-32 times go faster: shuffled incr_i32 LZ4HC at clevel 1 0.94 ->
 /// 1.15-1.17, bitshuffled incr_i32 LZ4 at clevels 1 and 9 1.52-1.56 -> 1.85-1.95; at 24 the
-/// bitshuffled ones stay with lz4.
-const RUST_DECODER_MIN_EXPANSION: usize = 16;
+/// bitshuffled ones stay with lz4. (A power of two, so that the test is a shift.)
+const RUST_DECODER_MIN_EXPANSION_LOG2: u32 = 4;
+
+/// Streams of up to [`SHORT_STREAM`] bytes go to the Rust decoder from 8 times on (2^3).
+/// Measured once decoders had room after their streams (bench_chunk, LZ4 and LZ4HC at 1 and 4
+/// KiB, 1 thread, six rounds): geometric mean 1.193 -> 1.212 of c-blosc2's speed, LZ4HC on
+/// shuffled incr_i32 at 1 KiB 0.94 -> 1.42, LZ4 on bitshuffled incr_i32 1.22 -> 1.61, LZ4 on
+/// shuffled smooth_f64 0.95 -> 0.98. Longer streams stay at 16: at 8 there, shuffled
+/// rainfall_f32 at 8 MiB decoded 5-7% slower (LZ4 1.04 -> 0.97, LZ4HC 0.99 -> 0.93), and 64
+/// KiB chunks did not change. At 6 for short streams, unfiltered incr_i32 at 1 KiB lost (1.14
+/// -> 0.99).
+const RUST_DECODER_MIN_EXPANSION_SHORT_LOG2: u32 = 3;
+const SHORT_STREAM: usize = 4096;
 
 /// Decompresses one stream into exactly the first `n` bytes of `dst` (LZ4 and LZ4HC share the
 /// format); the decoder may write over the rest of `dst`, which it takes as output room.
@@ -191,7 +202,12 @@ const RUST_DECODER_MIN_EXPANSION: usize = 16;
 /// is all it adds.
 #[inline(always)]
 pub fn decompress(src: &[u8], dst: &mut [u8], n: usize) -> Result<usize> {
-    if n / RUST_DECODER_MIN_EXPANSION >= src.len() {
+    let min_expansion_log2 = if n <= SHORT_STREAM {
+        RUST_DECODER_MIN_EXPANSION_SHORT_LOG2
+    } else {
+        RUST_DECODER_MIN_EXPANSION_LOG2
+    };
+    if n >> min_expansion_log2 >= src.len() {
         let decoded = super::lz4_block::decompress(src, dst).map_or(-1, cint);
         return check_decoded(decoded, n);
     }
@@ -312,7 +328,7 @@ mod tests {
     fn room_after_the_stream_changes_nothing_but_the_speed() {
         // Long matches at the end (where lz4's safe loop copies byte by byte without room),
         // short sequences, and streams of both decoders (lz4's, and ours for those that
-        // expand 16 times or more).
+        // expand 8 times or more, as these 4 KiB streams do from there).
         let kinds: Vec<Vec<u8>> = vec![
             (0..4096u32)
                 .map(|i| (i % 251) as u8 ^ (i / 3) as u8)
@@ -350,6 +366,63 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Streams on both sides of both decoders' boundaries (expansions under 8, 8-16 and over
+    /// 16; streams of up to `SHORT_STREAM` bytes and longer) decode to lz4's own bytes, and
+    /// refuse to decode truncated.
+    #[test]
+    fn both_decoders_agree_with_lz4_across_the_choice() {
+        let mut x = 0x2545_f491_u32;
+        let mut noise = move || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as u8
+        };
+        let mut expansions = Vec::new();
+        for n in [1024, SHORT_STREAM, SHORT_STREAM + 1, 4 * SHORT_STREAM] {
+            // Noise (incompressible) up to `prefix`, then a slow ramp of long runs.
+            for prefix in [n / 4, n / 10, n / 13, n / 24, n / 40, 0] {
+                let data: Vec<u8> = (0..n)
+                    .map(|i| if i < prefix { noise() } else { (i / 400) as u8 })
+                    .collect();
+                let mut block = vec![0u8; n + 64];
+                let len = compress(1, &data, &mut block);
+                let block = &block[..len];
+                expansions.push((n, n / len));
+                let mut by_lz4 = vec![0u8; n];
+                // SAFETY: the slices are valid for the lengths passed.
+                let lz4_n = unsafe {
+                    lz4_sys::LZ4_decompress_safe(
+                        block.as_ptr().cast(),
+                        by_lz4.as_mut_ptr().cast(),
+                        cint(len),
+                        cint(n),
+                    )
+                };
+                assert_eq!(lz4_n, cint(n));
+                let mut out = vec![0u8; n + 64];
+                assert_eq!(decompress(block, &mut out, n).unwrap(), n);
+                assert!(
+                    out[..n] == by_lz4[..] && by_lz4 == data,
+                    "n {n} prefix {prefix}"
+                );
+                let err = decompress(&block[..len - 1], &mut out, n).unwrap_err();
+                assert!(err.to_string().contains("lz4"), "{err}");
+            }
+        }
+        let short = |e: usize| expansions.iter().any(|&(n, x)| n <= SHORT_STREAM && x == e);
+        let long = |r: std::ops::Range<usize>| {
+            expansions
+                .iter()
+                .any(|&(n, x)| n > SHORT_STREAM && r.contains(&x))
+        };
+        assert!(
+            (1..8).any(short) && (8..16).any(short) && (16..64).any(short),
+            "{expansions:?}"
+        );
+        assert!(long(1..8) && long(8..16) && long(16..64), "{expansions:?}");
     }
 
     /// The kept states give `LZ4_compress_fast`'s and `LZ4_compress_HC`'s bytes, stream after
