@@ -171,14 +171,15 @@ fn compress_by(entry: FastOrOneShot, level: c_int, src: &[u8], dst: &mut [u8]) -
 }
 
 /// Streams that expand 2^this (16) times or more are decoded by [`super::lz4_block`], the
-/// rest by lz4 (but for short streams, below). Such streams are mostly long matches, which the Rust decoder fills 16 bytes a store
-/// (shuffled incr_i32 with LZ4HC: 1.24-1.40 of c-blosc2's decoding speed, against 0.97-1.04
-/// through lz4). In streams of short sequences lz4's fewer instructions per sequence win
-/// (rainfall_f32 unfiltered, 3.3 times: 0.71 through the Rust decoder); at 8 times that still
-/// cost 15% on shuffled rainfall_f32. At 16 nothing measured loses against 32 (clevels 1, 5
-/// and 9), and streams of 16-32 times go faster: shuffled incr_i32 LZ4HC at clevel 1 0.94 ->
-/// 1.15-1.17, bitshuffled incr_i32 LZ4 at clevels 1 and 9 1.52-1.56 -> 1.85-1.95; at 24 the
-/// bitshuffled ones stay with lz4. (A power of two, so that the test is a shift.)
+/// rest by lz4 (but for short streams, below). Such streams are mostly long matches, which the
+/// Rust decoder fills 16 bytes a store (shuffled incr_i32 with LZ4HC: 1.24-1.40 of c-blosc2's
+/// decoding speed, against 0.97-1.04 through lz4). In streams of short sequences lz4's fewer
+/// instructions per sequence win (rainfall_f32 unfiltered, 3.3 times: 0.71 through the Rust
+/// decoder); at 8 times that still cost 15% on shuffled rainfall_f32 (before decoders had room
+/// after their streams). At 16 nothing measured loses against 32 (clevels 1, 5 and 9), and
+/// streams of 16-32 times go faster: shuffled incr_i32 LZ4HC at clevel 1 0.94 -> 1.15-1.17,
+/// bitshuffled incr_i32 LZ4 at clevels 1 and 9 1.52-1.56 -> 1.85-1.95; at 24 the bitshuffled
+/// ones stay with lz4. (A power of two, so that the test is a shift.)
 const RUST_DECODER_MIN_EXPANSION_LOG2: u32 = 4;
 
 /// Streams of up to [`SHORT_STREAM`] bytes go to the Rust decoder from 8 times on (2^3).
