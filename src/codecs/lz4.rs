@@ -325,6 +325,16 @@ pub fn compress_hc_with_dict(clevel: u8, dict: &[u8], src: &[u8], dst: &mut [u8]
 mod tests {
     use super::*;
 
+    /// A xorshift generator: test data that neither codec finds patterns in.
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
     #[test]
     fn room_after_the_stream_changes_nothing_but_the_speed() {
         // Long matches at the end (where lz4's safe loop copies byte by byte without room),
@@ -374,19 +384,19 @@ mod tests {
     /// refuse to decode truncated.
     #[test]
     fn both_decoders_agree_with_lz4_across_the_choice() {
-        let mut x = 0x2545_f491_u32;
-        let mut noise = move || {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x as u8
-        };
+        let mut noise = xorshift(0x2545_f491);
         let mut expansions = Vec::new();
         for n in [1024, SHORT_STREAM, SHORT_STREAM + 1, 4 * SHORT_STREAM] {
             // Noise (incompressible) up to `prefix`, then a slow ramp of long runs.
             for prefix in [n / 4, n / 10, n / 13, n / 24, n / 40, 0] {
                 let data: Vec<u8> = (0..n)
-                    .map(|i| if i < prefix { noise() } else { (i / 400) as u8 })
+                    .map(|i| {
+                        if i < prefix {
+                            noise() as u8
+                        } else {
+                            (i / 400) as u8
+                        }
+                    })
                     .collect();
                 let mut block = vec![0u8; n + 64];
                 let len = compress(1, &data, &mut block);
@@ -432,13 +442,7 @@ mod tests {
     /// case.
     #[test]
     fn kept_state_compresses_as_the_one_shot_call() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rnd = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rnd = xorshift(0x9e37_79b9_7f4a_7c15);
         let sizes = [
             0, 1, 5, 12, 13, 64, 128, 300, 1000, 4095, 4096, 5000, 20_000, 70_000,
         ];
