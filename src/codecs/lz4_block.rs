@@ -2,7 +2,10 @@
 //!
 //! lz4's own decoder fills a match with a short offset 8 bytes per store. Blosc's shuffled
 //! streams are mostly such matches (long runs of one byte), so that loop was where decoding them
-//! went. Here runs are filled 16 bytes per store, or by `memset` for one-byte runs.
+//! went. Here runs are filled 16 bytes per store, or by `memset` for one-byte runs; long runs of
+//! literals are copied by `memcpy`. Short copies go through [`copy_piece`], a load and a store:
+//! `copy_within` is a function that LLVM stops inlining once the decoder calls it from several
+//! places, and a call costs more than such a copy.
 //!
 //! The decoder accepts exactly the blocks `LZ4_decompress_safe` (lz4 1.10.0) accepts and
 //! decodes them to the same bytes: it keeps lz4's split into a fast loop (64 bytes or more of
@@ -13,6 +16,8 @@
 const MINMATCH: usize = 4;
 const LASTLITERALS: usize = 5;
 const MFLIMIT: usize = 12;
+/// Output that must follow a match for the safe loop to copy it in whole 8-byte pieces.
+const MATCH_SAFEGUARD_DISTANCE: usize = 12;
 /// Output left for the fast loop; every copy there may write up to this far past its end.
 const FASTLOOP_SAFE_DISTANCE: usize = 64;
 const RUN_MASK: usize = 15;
@@ -44,29 +49,40 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Option<usize> {
         // Invariants: ip < iend; op + FASTLOOP_SAFE_DISTANCE <= oend.
         step = loop {
             let token = usize::from(src[ip]);
-            ip += 1;
             let mut length = token >> 4;
-            if length == RUN_MASK {
+            let offset;
+            if length != RUN_MASK {
+                // The token, the 16 literal bytes that lz4 copies whatever the length (so the
+                // offset after them) and one more byte, lz4's condition for this path: one
+                // bound check for all their reads.
+                let Some(window) = src
+                    .get(ip..ip + 18)
+                    .and_then(|w| <&[u8; 18]>::try_from(w).ok())
+                else {
+                    ip += 1;
+                    break Step::Literals { token, length };
+                };
+                dst[op..op + 16].copy_from_slice(&window[1..17]);
+                offset = usize::from(u16::from_le_bytes([window[length + 1], window[length + 2]]));
+                ip += length + 3;
+            } else {
+                ip += 1;
                 length += read_length(src, &mut ip, RUN_MASK, true)?;
                 if op + length + 32 > oend || ip + length + 32 > iend {
                     break Step::Literals { token, length };
                 }
-                // 32-byte pieces: room for them was checked just above.
-                let mut k = 0;
-                while k < length {
-                    dst[op + k..op + k + 32].copy_from_slice(&src[ip + k..ip + k + 32]);
-                    k += 32;
+                // A first 32-byte piece inline (room for it was checked just above), the rest
+                // by `memcpy`.
+                dst[op..op + 32].copy_from_slice(&src[ip..ip + 32]);
+                if length > 32 {
+                    dst[op + 32..op + length].copy_from_slice(&src[ip + 32..ip + length]);
                 }
-            } else if ip + 17 <= iend {
-                dst[op..op + 16].copy_from_slice(&src[ip..ip + 16]);
-            } else {
-                break Step::Literals { token, length };
+                ip += length;
+                offset = usize::from(u16::from_le_bytes([src[ip], src[ip + 1]]));
+                ip += 2;
             }
-            ip += length;
             op += length;
 
-            let offset = usize::from(u16::from_le_bytes([src[ip], src[ip + 1]]));
-            ip += 2;
             let mut length = token & ML_MASK;
             if length == ML_MASK {
                 length += read_length(src, &mut ip, LASTLITERALS - 1, false)? + MINMATCH;
@@ -79,7 +95,7 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Option<usize> {
                     break Step::Match { length, offset };
                 }
                 if offset >= 8 && offset <= op {
-                    copy_short_match(dst, op, offset);
+                    copy_short_match_wide(dst, op, offset);
                     op += length;
                     continue;
                 }
@@ -129,7 +145,15 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Option<usize> {
                     dst[op..cpy].copy_from_slice(&src[ip..iend]);
                     return Some(cpy);
                 }
-                dst[op..cpy].copy_from_slice(&src[ip..ip + length]);
+                // Not the last sequence, so at least MFLIMIT bytes of output and 8 of input
+                // follow these literals: short runs are copied in whole 8-byte pieces.
+                if length <= 8 {
+                    dst[op..op + 8].copy_from_slice(&src[ip..ip + 8]);
+                } else if length <= 16 {
+                    dst[op..op + 16].copy_from_slice(&src[ip..ip + 16]);
+                } else {
+                    dst[op..cpy].copy_from_slice(&src[ip..ip + length]);
+                }
                 ip += length;
                 op = cpy;
                 let offset = usize::from(u16::from_le_bytes([src[ip], src[ip + 1]]));
@@ -150,8 +174,27 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Option<usize> {
                 if offset > op || op + length + LASTLITERALS > oend {
                     return None;
                 }
-                copy_match_exact(dst, op, offset, length);
-                op += length;
+                let end = op + length;
+                if offset >= 8 && end + MATCH_SAFEGUARD_DISTANCE <= oend {
+                    // 8-byte pieces, as lz4 copies here (32-byte ones first where the offset
+                    // allows): the last may write up to 7 bytes past the match, which the output
+                    // has room for.
+                    let window = &mut dst[op - offset..end + 7];
+                    let mut at = offset;
+                    if offset >= 32 {
+                        while at + 32 <= offset + length {
+                            copy_piece::<32>(window, at - offset, at);
+                            at += 32;
+                        }
+                    }
+                    while at < offset + length {
+                        copy_piece::<8>(window, at - offset, at);
+                        at += 8;
+                    }
+                } else {
+                    copy_match_exact(dst, op, offset, length);
+                }
+                op = end;
                 Step::Token
             }
         };
@@ -180,12 +223,34 @@ fn read_length(src: &[u8], ip: &mut usize, reserve: usize, initial_check: bool) 
 
 /// Copies a match of up to 18 bytes whose offset is 8 or more: 8-byte pieces in order, each
 /// reading only bytes already written. Writes 18 bytes.
+#[inline(always)]
 fn copy_short_match(dst: &mut [u8], op: usize, offset: usize) {
-    // One bound check for the three pieces: the window holds them all.
-    let window = &mut dst[op - offset..op + 18];
-    window.copy_within(0..8, offset);
-    window.copy_within(8..16, offset + 8);
-    window.copy_within(16..18, offset + 16);
+    let from = op - offset;
+    copy_piece::<8>(dst, from, op);
+    copy_piece::<8>(dst, from + 8, op + 8);
+    copy_piece::<2>(dst, from + 16, op + 16);
+}
+
+/// Copies `N` bytes from `from` to `to` through a register: a load and a store, never a call.
+#[inline(always)]
+fn copy_piece<const N: usize>(dst: &mut [u8], from: usize, to: usize) {
+    let mut piece = [0u8; N];
+    piece.copy_from_slice(&dst[from..from + N]);
+    dst[to..to + N].copy_from_slice(&piece);
+}
+
+/// Copies a match of up to 18 bytes whose offset is 8 or more in the fast loop, where up to 32
+/// bytes may be written: as few pieces as the offset allows, each reading only bytes already
+/// written.
+#[inline(always)]
+fn copy_short_match_wide(dst: &mut [u8], op: usize, offset: usize) {
+    if offset >= 48 {
+        // One load and one store. The load ends before the 16-byte store of the literals (up
+        // to 14 bytes back): a load that overlaps part of a recent store waits for it.
+        copy_piece::<32>(dst, op - offset, op);
+    } else {
+        copy_short_match(dst, op, offset);
+    }
 }
 
 /// Copies a match in the fast loop, where up to 32 bytes past its end may be overwritten.
@@ -203,12 +268,12 @@ fn copy_match_wild(dst: &mut [u8], op: usize, offset: usize, length: usize) {
         let mut at = op;
         if offset >= 32 {
             while at < end {
-                dst.copy_within(at - offset..at - offset + 32, at);
+                copy_piece::<32>(dst, at - offset, at);
                 at += 32;
             }
         } else {
             while at < end {
-                dst.copy_within(at - offset..at - offset + 16, at);
+                copy_piece::<16>(dst, at - offset, at);
                 at += 16;
             }
         }
@@ -224,6 +289,12 @@ fn copy_match_wild(dst: &mut [u8], op: usize, offset: usize, length: usize) {
         }
         return;
     }
+    if length <= 32 && offset != 2 && offset != 4 && offset != 8 {
+        // Offsets whose pattern is not a word repeated: building its 16 bytes costs more than
+        // copying a short match in 8-byte pieces.
+        copy_short_period(dst, op, offset, end);
+        return;
+    }
     let (pattern, stride) = period_pattern(dst, op, offset);
     if stride == 16 {
         let rounded = end + (op.wrapping_sub(end) & 15);
@@ -236,6 +307,26 @@ fn copy_match_wild(dst: &mut [u8], op: usize, offset: usize, length: usize) {
             dst[at..at + 16].copy_from_slice(&pattern);
             at += stride;
         }
+    }
+}
+
+/// Copies a short match of offset 2 to 15 as lz4 does: below 8, its first 8 bytes one by one;
+/// then 8-byte pieces from a multiple of the offset that is 8 or more back, each reading only
+/// bytes already written. Writes up to 7 bytes past `end`.
+fn copy_short_period(dst: &mut [u8], op: usize, offset: usize, end: usize) {
+    let mut at = op;
+    let mut distance = offset;
+    if offset < 8 {
+        let window = &mut dst[op - offset..op + 8];
+        for i in offset..offset + 8 {
+            window[i] = window[i - offset];
+        }
+        at += 8;
+        distance = offset * (8usize.div_ceil(offset));
+    }
+    while at < end {
+        copy_piece::<8>(dst, at - distance, at);
+        at += 8;
     }
 }
 
@@ -277,8 +368,16 @@ fn copy_match_exact(dst: &mut [u8], op: usize, offset: usize, length: usize) {
         dst[op..end].fill(byte);
         return;
     }
-    // Each piece reads only bytes already written; pieces double as the written part grows.
     let from = op - offset;
+    if length <= 32 {
+        // Byte by byte, as lz4 ends its blocks: a `memmove` call costs more than the copy.
+        let window = &mut dst[from..end];
+        for i in offset..window.len() {
+            window[i] = window[i - offset];
+        }
+        return;
+    }
+    // Each piece reads only bytes already written; pieces double as the written part grows.
     let mut at = op;
     while at < end {
         let n = (at - from).min(end - at);
