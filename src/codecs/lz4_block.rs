@@ -310,9 +310,9 @@ fn copy_match_wild(dst: &mut [u8], op: usize, offset: usize, length: usize) {
     }
 }
 
-/// Copies a short match of offset 2 to 15 as lz4 does: below 8, its first 8 bytes one by one;
-/// then 8-byte pieces from a multiple of the offset that is 8 or more back, each reading only
-/// bytes already written. Writes up to 7 bytes past `end`.
+/// Copies a short match of offset 2 to 15 in 8-byte pieces, as lz4 does: below 8, the first 8
+/// bytes one by one, then pieces from a multiple of the offset that is 8 or more back, each
+/// reading only bytes already written. Writes up to 7 bytes past `end`.
 fn copy_short_period(dst: &mut [u8], op: usize, offset: usize, end: usize) {
     let mut at = op;
     let mut distance = offset;
