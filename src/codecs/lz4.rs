@@ -190,15 +190,24 @@ const RUST_DECODER_MIN_EXPANSION_LOG2: u32 = 4;
 /// rainfall_f32 at 8 MiB decoded 5-7% slower (LZ4 1.04 -> 0.97, LZ4HC 0.99 -> 0.93), and 64
 /// KiB chunks did not change. At 6 for short streams, unfiltered incr_i32 at 1 KiB lost (1.14
 /// -> 0.99).
-///
-/// Streams of up to [`SHORT_STREAM`] bytes that expand less than 1.5 times go to it too: they
-/// are mostly long runs of literals, which it copies by `memcpy` where lz4 takes 32 bytes a
-/// loop. Shuffled smooth_f64 with LZ4HC (one such stream a block), alternating harness, whole
+const RUST_DECODER_MIN_EXPANSION_SHORT_LOG2: u32 = 3;
+const SHORT_STREAM: usize = 4096;
+
+/// Whether a stream of `compressed` bytes that decodes to `n` goes to [`super::lz4_block`]:
+/// from the expansions above, and for short streams also below 1.5 times. Those are mostly
+/// long runs of literals, which it copies by `memcpy` where lz4 takes 32 bytes a loop.
+/// Shuffled smooth_f64 with LZ4HC (one such stream a block), alternating harness, whole
 /// chunks: 4 KiB 0.91-0.95 -> 1.15 of c-blosc2's speed, 1 KiB 0.91 -> 0.96. The cost is on
 /// bitshuffled smooth_f64, whose streams are as compressible but end in many short matches at
 /// offsets 2-16: LZ4 at 4 KiB 1.38 -> 1.28, LZ4HC at 1 KiB 1.54 -> 1.50.
-const RUST_DECODER_MIN_EXPANSION_SHORT_LOG2: u32 = 3;
-const SHORT_STREAM: usize = 4096;
+#[inline(always)]
+fn decoded_in_rust(n: usize, compressed: usize) -> bool {
+    if n <= SHORT_STREAM {
+        n >> RUST_DECODER_MIN_EXPANSION_SHORT_LOG2 >= compressed || 2 * n < 3 * compressed
+    } else {
+        n >> RUST_DECODER_MIN_EXPANSION_LOG2 >= compressed
+    }
+}
 
 /// Decompresses one stream into exactly the first `n` bytes of `dst` (LZ4 and LZ4HC share the
 /// format); the decoder may write over the rest of `dst`, which it takes as output room.
@@ -210,12 +219,7 @@ const SHORT_STREAM: usize = 4096;
 /// is all it adds.
 #[inline(always)]
 pub fn decompress(src: &[u8], dst: &mut [u8], n: usize) -> Result<usize> {
-    let rust_decoder = if n <= SHORT_STREAM {
-        n >> RUST_DECODER_MIN_EXPANSION_SHORT_LOG2 >= src.len() || 2 * n < 3 * src.len()
-    } else {
-        n >> RUST_DECODER_MIN_EXPANSION_LOG2 >= src.len()
-    };
-    if rust_decoder {
+    if decoded_in_rust(n, src.len()) {
         let decoded = super::lz4_block::decompress(src, dst).map_or(-1, cint);
         return check_decoded(decoded, n);
     }
