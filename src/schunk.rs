@@ -669,8 +669,8 @@ impl SChunk {
                 ChunkData::Special(_, m) => Err(wrong_size(i, m, n)),
                 ChunkData::Stored(b) => {
                     let d = self.decoder(f, &b)?;
-                    if d.header().nbytes != n {
-                        return Err(wrong_size(i, d.header().nbytes, n));
+                    if d.header().nbytes() != n {
+                        return Err(wrong_size(i, d.header().nbytes(), n));
                     }
                     if short {
                         d.decode_range(part, dst).map_err(in_chunk)
@@ -786,7 +786,7 @@ impl SChunk {
             let i = f.check_index(i)?;
             let (h, chunk) = chunk_to_store(chunk)?;
             together &= !h.vl_blocks()
-                && h.nbytes as i64 == cs
+                && h.nbytes() as i64 == cs
                 && full(i)
                 && !planned.iter().any(|&(j, _)| j == i);
             if !together {
@@ -944,7 +944,7 @@ impl SChunk {
     /// Places a validated chunk (insert at a position, or replace one).
     fn put_chunk(&self, f: &mut Frame, place: Placement, chunk: &[u8]) -> Result<()> {
         let (h, chunk) = chunk_to_store(chunk)?;
-        let nb = h.nbytes as i64;
+        let nb = h.nbytes() as i64;
         let vl = h.vl_blocks();
         let n = f.nchunks();
         if n > 0 && vl != f.vl_blocks {
@@ -961,7 +961,7 @@ impl SChunk {
             );
         }
         if matches!(place, Placement::Insert(0) | Placement::Replace(0)) {
-            check_first_chunk(h.nbytes)?;
+            check_first_chunk(h.nbytes())?;
         }
         let old_nb = match place {
             Placement::Replace(i) => f.chunk_nbytes(i)? as i64,
@@ -1147,7 +1147,7 @@ impl SChunk {
     /// The decompressed size of a vlmetalayer.
     pub fn vlmeta_len(&self, name: impl AsRef<[u8]>) -> Result<usize> {
         let f = self.read();
-        Ok(ChunkHeader::parse(&find_vlmeta(&f, name.as_ref())?.chunk)?.nbytes)
+        Ok(ChunkHeader::parse(&find_vlmeta(&f, name.as_ref())?.chunk)?.nbytes())
     }
 
     /// The vlmetalayers' names as text (invalid UTF-8 replaced; see `vlmeta_names_raw`).
@@ -1248,13 +1248,13 @@ fn stored_special(
 fn chunk_to_store(chunk: &[u8]) -> Result<(ChunkHeader, &[u8])> {
     let d = chunk::decompress::Decoder::new(chunk).map_err(|e| e.context("chunk to store"))?;
     let h = d.header().clone();
-    if h.cbytes < chunk::EXTENDED_HEADER_LEN {
+    if h.cbytes() < chunk::EXTENDED_HEADER_LEN {
         bail!(
             invalid,
             "chunk to store: Blosc1 chunks (16-byte headers) cannot be stored in a frame"
         );
     }
-    let cbytes = h.cbytes;
+    let cbytes = h.cbytes();
     Ok((h, &chunk[..cbytes]))
 }
 
@@ -1296,7 +1296,7 @@ fn kept_form<'c>(
     place: Placement,
 ) -> Result<Kept<'c>> {
     let special = h.special()?;
-    let nb = h.nbytes as i64;
+    let nb = h.nbytes() as i64;
     let n = f.nchunks();
     let index_only = cs > 0
         && matches!(
@@ -1319,7 +1319,7 @@ fn kept_form<'c>(
         _ => f.header.typesize as usize,
     };
     Ok(Kept::Stored(
-        match stored_special(special, h.nbytes, typesize.max(1), h.blocksize)? {
+        match stored_special(special, h.nbytes(), typesize.max(1), h.blocksize())? {
             Some(v) => Cow::Owned(v),
             None => Cow::Borrowed(chunk),
         },

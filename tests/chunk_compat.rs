@@ -35,7 +35,7 @@ fn every_compat_chunk_decodes_to_its_manifest_hash() {
         let h = chunk::ChunkHeader::parse(&data).unwrap();
         if h.version() == 2
             && h.flags() & 0x04 != 0
-            && !h.nbytes.is_multiple_of(usize::from(h.typesize()))
+            && !h.nbytes().is_multiple_of(usize::from(h.typesize()))
         {
             // Blosc1-format bit-shuffled blocks: the bytes past the last whole item were never
             // written by either codec (c-blosc 1.x on encode, c-blosc2 on decode), so their value
@@ -45,7 +45,7 @@ fn every_compat_chunk_decodes_to_its_manifest_hash() {
                 "import sys, blosc2; sys.stdout.buffer.write(blosc2.decompress(sys.stdin.buffer.read()))",
                 &data,
             );
-            let defined = out.len() - h.nbytes % usize::from(h.typesize());
+            let defined = out.len() - h.nbytes() % usize::from(h.typesize());
             assert!(
                 out[..defined] == theirs[..defined],
                 "{path}: differs from c-blosc2's decode"

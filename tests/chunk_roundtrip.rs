@@ -106,8 +106,8 @@ fn check(p: &CParams, src: &[u8]) {
         .compress_to_vec(src)
         .unwrap_or_else(|e| panic!("{p:?} size {}: {e}", src.len()));
     let h = ChunkHeader::parse(&chunk).unwrap();
-    assert_eq!(h.nbytes, src.len());
-    assert_eq!(h.cbytes, chunk.len());
+    assert_eq!(h.nbytes(), src.len());
+    assert_eq!(h.cbytes(), chunk.len());
     assert!(chunk.len() <= src.len() + 32);
     if p.nthreads > 1 {
         // Blocks finish out of order on several threads; the chunk is the serial one.
@@ -260,7 +260,7 @@ fn explicit_blocksizes_and_many_blocks() {
 /// Streams of block 0 stored raw (compressed size = stream size) in a split chunk.
 fn stored_streams_in_block0(chunk: &[u8]) -> usize {
     let sizes = stream_sizes_in_block0(chunk);
-    let neblock = ChunkHeader::parse(chunk).unwrap().blocksize / sizes.len();
+    let neblock = ChunkHeader::parse(chunk).unwrap().blocksize() / sizes.len();
     sizes
         .into_iter()
         .filter(|&csize| csize as usize == neblock)

@@ -269,7 +269,9 @@ fn with_offsets(b: &[u8], offsets: &[i64]) -> Vec<u8> {
 
 /// Rewrites the index at `i` of `b` with `offsets` (a sparse frame's index follows its header).
 fn with_offsets_at(b: &[u8], i: usize, offsets: &[i64]) -> Vec<u8> {
-    let old = b2frame::chunk::ChunkHeader::parse(&b[i..]).unwrap().cbytes;
+    let old = b2frame::chunk::ChunkHeader::parse(&b[i..])
+        .unwrap()
+        .cbytes();
     let new = b2frame::frame::index::encode(offsets).unwrap();
     let mut x = b[..i].to_vec();
     x.extend_from_slice(&new);

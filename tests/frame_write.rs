@@ -869,7 +869,7 @@ fn names_that_are_not_utf8_are_kept() {
 fn chunk_blocksize(chunk: &[u8]) -> usize {
     b2frame::chunk::header::ChunkHeader::parse(chunk)
         .unwrap()
-        .blocksize
+        .blocksize()
 }
 
 #[test]

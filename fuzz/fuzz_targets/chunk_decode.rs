@@ -13,8 +13,8 @@ fuzz_target!(|data: &[u8]| {
     let mut items = [0u8; 4096];
     let _ = getitem(data, 3, 5, &mut items);
     if let Ok(d) = Decoder::new(data) {
-        if d.header().nbytes <= MAX_OUT {
-            let mut out = vec![0u8; d.header().nbytes];
+        if d.header().nbytes() <= MAX_OUT {
+            let mut out = vec![0u8; d.header().nbytes()];
             let _ = d.decode_all(&mut out, None);
             for j in 0..d.nblocks().min(8) {
                 let mut b = vec![0u8; d.block_range(j).len()];

@@ -328,7 +328,7 @@ unsafe fn decompress_impl(
             Ok(d) => d,
             Err(_) => return decoder.map(drop),
         };
-        let nbytes = decoder.header().nbytes;
+        let nbytes = decoder.header().nbytes();
         if dst.is_null() && dst_len == 0 {
             // SAFETY: per the caller's contract.
             return unsafe { write_req(nbytes_out, nbytes, "nbytes_out") };

@@ -577,13 +577,13 @@ impl Context {
         if dict.is_none() && end == EXTENDED_HEADER_LEN + 4 * plan.nblocks + 4 * nstreams {
             // Every stream is a run of zeros: the whole chunk is.
             h.add_blosc2_flags((SpecialValue::Zero as u8) << 4);
-            h.cbytes = EXTENDED_HEADER_LEN;
+            h.set_cbytes(EXTENDED_HEADER_LEN);
             label_blocksize(&mut h, asked_blocksize, nbytes);
         } else {
-            h.cbytes = end;
+            h.set_cbytes(end);
         }
         h.write(dst);
-        Ok(h.cbytes)
+        Ok(h.cbytes())
     }
 
     /// Compresses into a new chunk.
@@ -616,7 +616,7 @@ impl Context {
                 given: dst.len(),
             });
         }
-        h.cbytes = total;
+        h.set_cbytes(total);
         label_blocksize(h, asked_blocksize, src.len());
         h.write(dst);
         self.pool.copy(&mut dst[EXTENDED_HEADER_LEN..total], src);
@@ -1092,11 +1092,11 @@ impl Context {
 /// cut differ there, it cannot read its own chunk.
 fn label_blocksize(h: &mut ChunkHeader, asked_blocksize: usize, nbytes: usize) {
     if asked_blocksize > 0 {
-        h.blocksize = if nbytes > 0 {
+        h.set_blocksize(if nbytes > 0 {
             asked_blocksize.min(nbytes)
         } else {
             asked_blocksize
-        };
+        });
     }
 }
 

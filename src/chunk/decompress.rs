@@ -36,7 +36,7 @@ pub fn decompress_with(pool: &Pool, chunk: &[u8], dst: &mut [u8]) -> Result<usiz
 pub fn getitem(chunk: &[u8], start: usize, nitems: usize, dst: &mut [u8]) -> Result<usize> {
     let d = Decoder::new(chunk)?;
     let ts = usize::from(d.header().typesize()).max(1);
-    let total = d.header().nbytes / ts;
+    let total = d.header().nbytes() / ts;
     if start > total || nitems > total - start {
         bail!(
             invalid,
@@ -58,7 +58,7 @@ pub fn getitem(chunk: &[u8], start: usize, nitems: usize, dst: &mut [u8]) -> Res
 /// claiming more is an error, so an untrusted chunk never sizes an allocation by itself.
 pub fn decompress_to_vec(chunk: &[u8], max_nbytes: usize) -> Result<Vec<u8>> {
     let d = Decoder::new(chunk)?;
-    let n = d.header().nbytes;
+    let n = d.header().nbytes();
     if n > max_nbytes {
         bail!(
             no_memory,
@@ -205,13 +205,13 @@ impl<'a> Decoder<'a> {
     pub fn new(chunk: &'a [u8]) -> Result<Decoder<'a>> {
         let mut h = ChunkHeader::EMPTY;
         ChunkHeader::parse_into(chunk, &mut h)?;
-        let chunk = &chunk[..h.cbytes];
+        let chunk = &chunk[..h.cbytes()];
         let special = h.special()?;
         let hl = h.header_len();
         let typesize = usize::from(h.typesize());
-        let whole_blocks = || blocks_of(h.nbytes, h.blocksize);
+        let whole_blocks = || blocks_of(h.nbytes(), h.blocksize());
         let mut nblocks = 0;
-        let mut blocksize = h.blocksize;
+        let mut blocksize = h.blocksize();
         let mut leftover = 0;
         let mut bstarts_end = hl;
         let mut dict = Dict::None;
@@ -223,19 +223,19 @@ impl<'a> Decoder<'a> {
         if special != SpecialValue::None {
             // Nothing stored but the header (and a repeated value).
         } else if h.memcpyed() {
-            if h.cbytes != h.nbytes + hl {
+            if h.cbytes() != h.nbytes() + hl {
                 bail!(
                     corrupt,
                     "chunk: memcpyed chunk of {} bytes has cbytes {} (expected {})",
-                    h.nbytes,
-                    h.cbytes,
-                    h.nbytes + hl
+                    h.nbytes(),
+                    h.cbytes(),
+                    h.nbytes() + hl
                 );
             }
             (nblocks, leftover) = whole_blocks();
-        } else if !(h.nbytes == 0 && h.cbytes == hl) {
+        } else if !(h.nbytes() == 0 && h.cbytes() == hl) {
             if h.vl_blocks() {
-                nblocks = h.blocksize;
+                nblocks = h.blocksize();
                 blocksize = 0;
             } else {
                 (nblocks, leftover) = whole_blocks();
@@ -376,11 +376,11 @@ impl<'a> Decoder<'a> {
                 bail!(corrupt, "chunk: variable-length block {i} has size {len}");
             }
             let len = len as usize;
-            if total + len > h.nbytes {
+            if total + len > h.nbytes() {
                 bail!(
                     corrupt,
                     "chunk: variable-length blocks add up to more than nbytes ({})",
-                    h.nbytes
+                    h.nbytes()
                 );
             }
             blocks.push(VlBlock {
@@ -392,11 +392,11 @@ impl<'a> Decoder<'a> {
             total += len;
             prev = bstart;
         }
-        if total != h.nbytes {
+        if total != h.nbytes() {
             bail!(
                 corrupt,
                 "chunk: variable-length blocks add up to {total} bytes, nbytes is {}",
-                h.nbytes
+                h.nbytes()
             );
         }
         Ok(blocks)
@@ -455,7 +455,7 @@ impl<'a> Decoder<'a> {
 
     /// Decodes the whole chunk into `dst`; returns nbytes.
     pub fn decode_all(&self, dst: &mut [u8], pool: Option<&Pool>) -> Result<usize> {
-        let nbytes = self.h.nbytes;
+        let nbytes = self.h.nbytes();
         if dst.len() < nbytes {
             return Err(Error::BufferTooSmall {
                 needed: nbytes,
@@ -657,11 +657,11 @@ impl<'a> Decoder<'a> {
     /// that hold them are decoded, and of a shuffled block only those items, as c-blosc2's
     /// getitem does.
     pub fn decode_range(&self, range: std::ops::Range<usize>, dst: &mut [u8]) -> Result<()> {
-        if range.start > range.end || range.end > self.h.nbytes || dst.len() != range.len() {
+        if range.start > range.end || range.end > self.h.nbytes() || dst.len() != range.len() {
             bail!(
                 invalid,
                 "chunk: bytes {range:?} of {} into {} bytes",
-                self.h.nbytes,
+                self.h.nbytes(),
                 dst.len()
             );
         }

@@ -48,9 +48,9 @@ pub fn build(
     };
     let stored_typesize = if typesize > 255 { 1 } else { typesize as u8 };
     let mut h = ChunkHeader::new_extended(stored_typesize, nbytes, blocksize, [0; 6], [0; 6], 0);
-    h.cbytes = EXTENDED_HEADER_LEN + item.len();
+    h.set_cbytes(EXTENDED_HEADER_LEN + item.len());
     h.add_blosc2_flags((kind as u8) << 4);
-    let mut out = vec![0u8; h.cbytes];
+    let mut out = vec![0u8; h.cbytes()];
     h.write(&mut out);
     out[EXTENDED_HEADER_LEN..].copy_from_slice(item);
     Ok(out)

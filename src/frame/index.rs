@@ -89,7 +89,7 @@ pub fn uniform_value(index_chunk: &[u8]) -> Result<Option<i64>> {
 /// chunks, 800 KB less to allocate and fault in).
 pub fn decode(index_chunk: &[u8], nchunks: usize) -> Result<Vec<i64>> {
     let d = decoder(index_chunk, nchunks)?;
-    let want = d.header().nbytes;
+    let want = d.header().nbytes();
     let mut values = Vec::with_capacity(nchunks);
     let mut take = |bytes: &[u8]| values.extend(bytes.chunks_exact(8).map(le_i64));
     let lens = (0..d.nblocks()).map(|j| d.block_range(j).len());
@@ -119,7 +119,7 @@ pub fn decode_one(index_chunk: &[u8], nchunks: usize, i: usize) -> Result<Option
     if !blocks_decode_alone(&d) {
         return Ok(None);
     }
-    let Some(at) = i.checked_mul(8).filter(|&at| at < d.header().nbytes) else {
+    let Some(at) = i.checked_mul(8).filter(|&at| at < d.header().nbytes()) else {
         bail!(invalid, "frame index: entry {i} of {nchunks}");
     };
     let Some(j) = (0..d.nblocks()).find(|&j| d.block_range(j).contains(&at)) else {
@@ -152,11 +152,11 @@ fn decoder(index_chunk: &[u8], nchunks: usize) -> Result<chunk::decompress::Deco
         crate::Error::corrupt(format_args!("frame index: {nchunks} chunks overflow"))
     })?;
     let d = chunk::decompress::Decoder::new(index_chunk).map_err(|e| e.context("frame index"))?;
-    if d.header().nbytes != want {
+    if d.header().nbytes() != want {
         bail!(
             corrupt,
             "frame index: decodes to {} bytes, expected {want} for {nchunks} chunks",
-            d.header().nbytes
+            d.header().nbytes()
         );
     }
     Ok(d)

@@ -111,27 +111,27 @@ pub fn parse(store: Store, avail: u64) -> Result<Frame> {
             );
         }
         let ih = ChunkHeader::parse_prefix(&store.read(ipos, chunk::EXTENDED_HEADER_LEN as u64)?)?;
-        if ipos + ih.cbytes as u64 > frame_len {
+        if ipos + ih.cbytes() as u64 > frame_len {
             bail!(
                 corrupt,
                 "legacy frame index: {} bytes at {ipos} run past the frame",
-                ih.cbytes
+                ih.cbytes()
             );
         }
         let nchunks = if chunksize > 0 {
             nbytes.div_euclid(i64::from(chunksize)) + i64::from(nbytes % i64::from(chunksize) != 0)
         } else {
-            (ih.nbytes / offset_size) as i64
+            (ih.nbytes() / offset_size) as i64
         };
-        if nchunks > header::MAX_NCHUNKS || nchunks as usize * offset_size != ih.nbytes {
+        if nchunks > header::MAX_NCHUNKS || nchunks as usize * offset_size != ih.nbytes() {
             bail!(
                 corrupt,
                 "legacy frame index: {} bytes of {offset_size}-byte offsets for {nchunks} chunks",
-                ih.nbytes
+                ih.nbytes()
             );
         }
-        super::index::check_size(ih.nbytes, ih.cbytes)?;
-        let raw = chunk::decompress_to_vec(&store.read(ipos, ih.cbytes as u64)?, ih.nbytes)?;
+        super::index::check_size(ih.nbytes(), ih.cbytes())?;
+        let raw = chunk::decompress_to_vec(&store.read(ipos, ih.cbytes() as u64)?, ih.nbytes())?;
         for (i, o) in raw.chunks_exact(offset_size).enumerate() {
             let v = match offset_size {
                 2 => i64::from(u16::from_le_bytes([o[0], o[1]])),

@@ -278,7 +278,7 @@ impl Frame {
                     corrupt,
                     "chunk {i}: a special index entry in a frame with variable-length chunks has no size (and is not the frame's only one)"
                 ),
-                Entry::At(at) => others += self.stored_header(j, at)?.nbytes as i64,
+                Entry::At(at) => others += self.stored_header(j, at)?.nbytes() as i64,
             }
         }
         let left = self.header.nbytes - others;
@@ -351,9 +351,9 @@ impl Frame {
         let Ok(h) = ChunkHeader::parse_prefix(&first) else {
             return Ok(None);
         };
-        let cbytes = h.cbytes;
+        let cbytes = h.cbytes();
         let plain = matches!(h.special(), Ok(SpecialValue::None));
-        if !plain || !h.is_extended() || h.vl_blocks() || h.use_dict() || h.blocksize == 0 {
+        if !plain || !h.is_extended() || h.vl_blocks() || h.use_dict() || h.blocksize() == 0 {
             return Ok(None);
         }
         if cbytes < chunk::EXTENDED_HEADER_LEN
@@ -363,7 +363,7 @@ impl Frame {
             return Ok(None);
         }
         let hl = h.header_len();
-        let nblocks = h.nbytes.div_ceil(h.blocksize);
+        let nblocks = h.nbytes().div_ceil(h.blocksize());
         let starts_end = if h.memcpyed() { hl } else { hl + 4 * nblocks };
         if starts_end > cbytes {
             return Ok(None);
@@ -384,7 +384,7 @@ impl Frame {
         let mut blocks: Vec<usize> = match want {
             Wanted::Blocks(list) => list.iter().copied().filter(|&j| j < nblocks).collect(),
             Wanted::Bytes(r) => {
-                (r.start / h.blocksize..r.end.div_ceil(h.blocksize).min(nblocks)).collect()
+                (r.start / h.blocksize()..r.end.div_ceil(h.blocksize()).min(nblocks)).collect()
             }
         };
         if h.filters().contains(&crate::filters::DELTA) {
@@ -395,8 +395,8 @@ impl Frame {
         let mut ranges: Vec<std::ops::Range<usize>> = Vec::with_capacity(blocks.len());
         if h.memcpyed() {
             for &j in &blocks {
-                let a = hl + j * h.blocksize;
-                ranges.push(a.min(cbytes)..(a + h.blocksize).min(cbytes));
+                let a = hl + j * h.blocksize();
+                ranges.push(a.min(cbytes)..(a + h.blocksize()).min(cbytes));
             }
         } else {
             let bstart = |j: usize| {
@@ -473,7 +473,7 @@ impl Frame {
             .read(start, span.max(chunk::EXTENDED_HEADER_LEN as u64))?;
         let h =
             ChunkHeader::parse_prefix(&first).map_err(|e| e.context(format_args!("chunk {i}")))?;
-        let cbytes = h.cbytes as u64;
+        let cbytes = h.cbytes() as u64;
         self.check_extent(i, off, cbytes)?;
         if cbytes <= first.len() as u64 {
             return Ok(match first {
@@ -499,7 +499,7 @@ impl Frame {
     pub fn chunk_nbytes(&self, i: usize) -> Result<usize> {
         match index::entry(self.locate(i)?.0)? {
             Entry::Special(_) => self.special_nbytes(i),
-            Entry::At(at) => Ok(self.stored_header(i, at)?.nbytes),
+            Entry::At(at) => Ok(self.stored_header(i, at)?.nbytes()),
         }
     }
 
@@ -518,7 +518,7 @@ impl Frame {
         let h =
             ChunkHeader::parse_prefix(&head).map_err(|e| e.context(format_args!("chunk {i}")))?;
         if !self.is_sparse() {
-            self.check_extent(i, at, h.cbytes as u64)?;
+            self.check_extent(i, at, h.cbytes() as u64)?;
         }
         Ok(h)
     }
@@ -540,11 +540,11 @@ impl Frame {
 /// Checks a stored chunk the way c-blosc2 does before using it.
 fn check_stored_chunk(bytes: &[u8]) -> Result<()> {
     let h = ChunkHeader::parse(bytes)?;
-    if h.cbytes < chunk::EXTENDED_HEADER_LEN {
+    if h.cbytes() < chunk::EXTENDED_HEADER_LEN {
         bail!(
             corrupt,
             "stored chunk of {} bytes is shorter than a Blosc2 header",
-            h.cbytes
+            h.cbytes()
         );
     }
     Ok(())

@@ -546,11 +546,11 @@ impl Frame {
             &store.read(ipos, crate::chunk::EXTENDED_HEADER_LEN as u64)?,
         )
         .map_err(|e| e.context("frame index"))?;
-        if ipos + ih.cbytes as u64 > tstart {
+        if ipos + ih.cbytes() as u64 > tstart {
             bail!(
                 corrupt,
                 "frame index: {} bytes at {ipos} run into the trailer at {tstart}",
-                ih.cbytes
+                ih.cbytes()
             );
         }
         let nchunks = match nchunks_hint {
@@ -558,14 +558,14 @@ impl Frame {
                 usize::try_from(n).map_err(|_| Error::corrupt("frame: chunk count overflows"))?
             }
             None => {
-                if ih.nbytes % 8 != 0 {
+                if ih.nbytes() % 8 != 0 {
                     bail!(
                         corrupt,
                         "frame index: {} bytes is not a whole number of offsets",
-                        ih.nbytes
+                        ih.nbytes()
                     );
                 }
-                ih.nbytes / 8
+                ih.nbytes() / 8
             }
         };
         if nchunks as i64 > header::MAX_NCHUNKS {
@@ -577,20 +577,20 @@ impl Frame {
         }
         // A special index chunk is held as its one value; any other is decoded whole.
         if ih.special()? == crate::chunk::SpecialValue::None {
-            index::check_size(ih.nbytes, ih.cbytes)?;
+            index::check_size(ih.nbytes(), ih.cbytes())?;
         }
-        if ih.nbytes != nchunks * 8 {
+        if ih.nbytes() != nchunks * 8 {
             bail!(
                 corrupt,
                 "frame index: decodes to {} bytes, expected {} for {nchunks} chunks",
-                ih.nbytes,
+                ih.nbytes(),
                 nchunks * 8
             );
         }
         // Read now, decoded when first needed: the bytes of the state just opened, whatever
         // a writer commits after this.
         let source = IndexSource {
-            bytes: store.read(ipos, ih.cbytes as u64)?.into_owned(),
+            bytes: store.read(ipos, ih.cbytes() as u64)?.into_owned(),
             nchunks,
         };
         Ok(Frame::with_lazy_index(

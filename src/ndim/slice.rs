@@ -381,7 +381,7 @@ impl<'a> Array<'a> {
                     .map_err(|e| e.context(&ctx))?
                     .in_frame(g.itemsize)
                     .in_array(self.schunk.context().array_blockshape());
-                self.check_chunk_nbytes(d.header().nbytes, &ctx)?;
+                self.check_chunk_nbytes(d.header().nbytes(), &ctx)?;
                 let bsize = g.block_nbytes();
                 let aligned = d.nblocks() == g.blocks_per_dim.iter().product::<i64>() as usize
                     && (0..d.nblocks()).all(|j| d.block_range(j).len() == bsize);
@@ -390,7 +390,7 @@ impl<'a> Array<'a> {
                         return Ok(None);
                     }
                     // Not one Blosc2 block per array block: decode the whole chunk once.
-                    let mut all = vec![0u8; d.header().nbytes];
+                    let mut all = vec![0u8; d.header().nbytes()];
                     d.decode_all(&mut all, None).map_err(|e| e.context(&ctx))?;
                     let all = Arc::new(all);
                     return Ok(Some(
