@@ -203,11 +203,47 @@ static void *worker(void *arg) {
     if (memcmp(src, out, M * 4) != 0) return (void *)1;
     if (b2f_decompress(chunk, 5, out, M * 4, &nb) != B2F_ERR_CORRUPT) return (void *)1;
     if (strstr(b2f_last_error(), "16 bytes") == NULL) return (void *)1;
+    /* Cleared by this thread's next call that succeeds, whatever the others hold. */
+    if (b2f_decompress(chunk, cb, NULL, 0, &nb) != B2F_OK || strcmp(b2f_last_error(), "") != 0)
+      return (void *)1;
   }
   free(src);
   free(out);
   free(chunk);
   return NULL;
+}
+
+static void *fail_then_succeed(void *arg) {
+  (void)arg;
+  b2f_cparams p;
+  b2f_cparams_default(&p);
+  unsigned char src[64] = {0}, chunk[64 + B2F_MAX_OVERHEAD];
+  size_t n = 0;
+  if (b2f_decompress(src, 5, NULL, 0, &n) != B2F_ERR_CORRUPT || *b2f_last_error() == 0) return (void *)1;
+  if (b2f_compress(&p, src, sizeof src, chunk, sizeof chunk, &n) != B2F_OK) return (void *)1;
+  return *b2f_last_error() == 0 ? NULL : (void *)1;
+}
+
+/* Messages are per thread: another thread's errors and successes neither set nor clear this
+ * thread's (a shortcut taken while no thread holds a message must not skip a clear). */
+static void test_message_per_thread(void) {
+  unsigned char junk[5] = {0}, src[64] = {0}, chunk[64 + B2F_MAX_OVERHEAD];
+  size_t n = 0;
+  b2f_cparams p;
+  b2f_cparams_default(&p);
+  CHECK_STATUS(b2f_decompress(junk, sizeof junk, NULL, 0, &n), B2F_ERR_CORRUPT);
+  pthread_t t;
+  void *r = (void *)1;
+  CHECK(pthread_create(&t, NULL, fail_then_succeed, NULL) == 0);
+  CHECK(pthread_join(t, &r) == 0);
+  CHECK(r == NULL);
+  CHECK(strstr(b2f_last_error(), "16 bytes") != NULL);
+  CHECK_STATUS(b2f_compress(&p, src, sizeof src, chunk, sizeof chunk, &n), B2F_OK);
+  CHECK(strcmp(b2f_last_error(), "") == 0);
+  /* Nor does another thread's failure give this thread a message. */
+  CHECK(pthread_create(&t, NULL, fail_then_succeed, NULL) == 0);
+  CHECK(pthread_join(t, &r) == 0);
+  CHECK(r == NULL && strcmp(b2f_last_error(), "") == 0);
 }
 
 static void test_threads(void) {
@@ -230,6 +266,7 @@ int main(void) {
   test_errors();
   test_getitem_errors();
   test_compat_vector();
+  test_message_per_thread();
   test_threads();
   DONE();
 }

@@ -2,6 +2,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, CString};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::error::Error;
 
@@ -75,20 +76,31 @@ thread_local! {
     static HAS_ERROR: Cell<bool> = const { Cell::new(false) };
 }
 
+/// How many threads' `HAS_ERROR` is set. While none is, a call need not look at its own: a
+/// thread-local in a shared library is reached through `__tls_get_addr`, a call of about 11
+/// instructions. A thread that exits holding a message keeps it counted; calls then take
+/// the slower path, which is correct.
+static THREADS_WITH_ERROR: AtomicUsize = AtomicUsize::new(0);
+
 /// Replaces the calling thread's message (NUL bytes in it become spaces).
 pub(crate) fn set_last_error(msg: &str) {
     let bytes: Vec<u8> = msg.bytes().map(|b| if b == 0 { b' ' } else { b }).collect();
     let c = CString::new(bytes).unwrap_or_default();
     LAST_ERROR.with(|e| *e.borrow_mut() = c);
-    HAS_ERROR.set(true);
+    if !HAS_ERROR.replace(true) {
+        // Relaxed: a thread reads the count after its own increment in program order, and
+        // other threads' decrements only take back their own increments.
+        THREADS_WITH_ERROR.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// Inlined into the entry points, as LLVM did on its own until the decoder's streams loop
 /// changed (stop 52): out of line, 8 more instructions a call.
 #[inline]
 pub(crate) fn clear_last_error() {
-    if HAS_ERROR.replace(false) {
+    if THREADS_WITH_ERROR.load(Ordering::Relaxed) != 0 && HAS_ERROR.replace(false) {
         LAST_ERROR.with(|e| *e.borrow_mut() = CString::default());
+        THREADS_WITH_ERROR.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
