@@ -470,8 +470,8 @@ impl ChunkHeader {
         self.size(AT_NBYTES)
     }
 
-    /// Bytes per block (at most nbytes); for variable-length-block chunks, the number of
-    /// blocks.
+    /// Bytes per block (capped at nbytes when that is not 0); for variable-length-block
+    /// chunks, the number of blocks.
     #[inline(always)]
     pub fn blocksize(&self) -> usize {
         self.size(AT_BLOCKSIZE)
@@ -517,4 +517,65 @@ fn filters_from_flags(flags: u8) -> [u8; 6] {
         f[4] = filters::DELTA;
     }
     f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 32-byte header of `nbytes` and `blocksize` (shuffle, typesize 4), header only.
+    fn header_bytes(nbytes: usize, blocksize: usize) -> [u8; EXTENDED_HEADER_LEN] {
+        let h = ChunkHeader::new_extended(4, nbytes, blocksize, [0, 0, 0, 0, 0, 1], [0; 6], 0);
+        let mut out = [0u8; EXTENDED_HEADER_LEN];
+        h.write(&mut out);
+        out
+    }
+
+    #[test]
+    fn sizes_are_read_from_and_written_to_the_stored_bytes() {
+        let mut h = ChunkHeader::new_extended(8, 70_000, 16_384, [0; 6], [0; 6], 0);
+        h.set_cbytes(1_234);
+        h.set_blocksize(8_192);
+        let mut out = [0u8; EXTENDED_HEADER_LEN];
+        h.write(&mut out);
+        assert_eq!(le_i32(&out, 4), 70_000);
+        assert_eq!(le_i32(&out, 8), 8_192);
+        assert_eq!(le_i32(&out, 12), 1_234);
+        let mut chunk = out.to_vec();
+        chunk.resize(1_234, 0);
+        let parsed = ChunkHeader::parse(&chunk).unwrap();
+        assert_eq!(
+            (parsed.nbytes(), parsed.blocksize(), parsed.cbytes()),
+            (70_000, 8_192, 1_234)
+        );
+        assert_eq!(parsed, h);
+    }
+
+    #[test]
+    fn a_blocksize_over_nbytes_is_capped_and_written_capped() {
+        let raw = header_bytes(100, 400);
+        let h = ChunkHeader::parse(&raw).unwrap();
+        assert_eq!((h.nbytes(), h.blocksize(), h.cbytes()), (100, 100, 32));
+        let mut out = [0u8; EXTENDED_HEADER_LEN];
+        h.write(&mut out);
+        assert_eq!(le_i32(&out, 8), 100);
+        // With nbytes 0 nothing caps it.
+        let h = ChunkHeader::parse(&header_bytes(0, 400)).unwrap();
+        assert_eq!(h.blocksize(), 400);
+    }
+
+    #[test]
+    fn blosc1_headers_keep_their_sizes() {
+        let mut raw = [0u8; MIN_HEADER_LEN];
+        raw[AT_VERSION] = 2;
+        raw[AT_VERSIONLZ] = 1;
+        raw[AT_FLAGS] = DOSHUFFLE;
+        raw[AT_TYPESIZE] = 4;
+        raw[4..8].copy_from_slice(&4_000i32.to_le_bytes());
+        raw[8..12].copy_from_slice(&1_024i32.to_le_bytes());
+        raw[12..16].copy_from_slice(&16i32.to_le_bytes());
+        let h = ChunkHeader::parse(&raw).unwrap();
+        assert_eq!((h.nbytes(), h.blocksize(), h.cbytes()), (4_000, 1_024, 16));
+        assert_eq!(h.filters(), [0, 0, 0, 0, 0, filters::SHUFFLE]);
+    }
 }
