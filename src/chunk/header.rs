@@ -78,7 +78,8 @@ impl SpecialValue {
 pub struct ChunkHeader {
     /// The 32 bytes of a Blosc2 header as stored; for a Blosc1 header its 16, then the
     /// filter pipeline its flags stand for, the rest zero. The sizes in it are validated
-    /// as not negative (or set by this library's writer), so they read as `u32`.
+    /// as not negative (or set from a `usize` by this library's writer), so they read as
+    /// stored.
     raw: [u8; EXTENDED_HEADER_LEN],
 }
 
@@ -181,9 +182,9 @@ impl ChunkHeader {
                 chunk.len()
             );
         }
-        let nbytes = le_i32(chunk, 4);
-        let blocksize = le_i32(chunk, 8);
-        let cbytes = le_i32(chunk, 12);
+        let nbytes = le_i32(chunk, AT_NBYTES);
+        let blocksize = le_i32(chunk, AT_BLOCKSIZE);
+        let cbytes = le_i32(chunk, AT_CBYTES);
         if nbytes < 0 {
             bail!(corrupt, "chunk header: negative nbytes ({nbytes})");
         }
@@ -493,8 +494,7 @@ impl ChunkHeader {
 
     #[inline(always)]
     fn size(&self, at: usize) -> usize {
-        let b = &self.raw;
-        u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]) as usize
+        le_i32(&self.raw, at) as usize
     }
 
     /// Sizes are written by this library's compressor, which keeps buffers under 2 GiB.
@@ -538,9 +538,9 @@ mod tests {
         h.set_blocksize(8_192);
         let mut out = [0u8; EXTENDED_HEADER_LEN];
         h.write(&mut out);
-        assert_eq!(le_i32(&out, 4), 70_000);
-        assert_eq!(le_i32(&out, 8), 8_192);
-        assert_eq!(le_i32(&out, 12), 1_234);
+        assert_eq!(le_i32(&out, AT_NBYTES), 70_000);
+        assert_eq!(le_i32(&out, AT_BLOCKSIZE), 8_192);
+        assert_eq!(le_i32(&out, AT_CBYTES), 1_234);
         let mut chunk = out.to_vec();
         chunk.resize(1_234, 0);
         let parsed = ChunkHeader::parse(&chunk).unwrap();
@@ -558,7 +558,7 @@ mod tests {
         assert_eq!((h.nbytes(), h.blocksize(), h.cbytes()), (100, 100, 32));
         let mut out = [0u8; EXTENDED_HEADER_LEN];
         h.write(&mut out);
-        assert_eq!(le_i32(&out, 8), 100);
+        assert_eq!(le_i32(&out, AT_BLOCKSIZE), 100);
         // With nbytes 0 nothing caps it.
         let h = ChunkHeader::parse(&header_bytes(0, 400)).unwrap();
         assert_eq!(h.blocksize(), 400);
@@ -571,9 +571,9 @@ mod tests {
         raw[AT_VERSIONLZ] = 1;
         raw[AT_FLAGS] = DOSHUFFLE;
         raw[AT_TYPESIZE] = 4;
-        raw[4..8].copy_from_slice(&4_000i32.to_le_bytes());
-        raw[8..12].copy_from_slice(&1_024i32.to_le_bytes());
-        raw[12..16].copy_from_slice(&16i32.to_le_bytes());
+        raw[AT_NBYTES..AT_NBYTES + 4].copy_from_slice(&4_000i32.to_le_bytes());
+        raw[AT_BLOCKSIZE..AT_BLOCKSIZE + 4].copy_from_slice(&1_024i32.to_le_bytes());
+        raw[AT_CBYTES..AT_CBYTES + 4].copy_from_slice(&16i32.to_le_bytes());
         let h = ChunkHeader::parse(&raw).unwrap();
         assert_eq!((h.nbytes(), h.blocksize(), h.cbytes()), (4_000, 1_024, 16));
         assert_eq!(h.filters(), [0, 0, 0, 0, 0, filters::SHUFFLE]);
