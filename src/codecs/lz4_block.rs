@@ -142,7 +142,7 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Option<usize> {
                     if ip + length != iend || cpy > oend {
                         return None;
                     }
-                    dst[op..cpy].copy_from_slice(&src[ip..iend]);
+                    copy_exact(&mut dst[op..cpy], &src[ip..iend]);
                     return Some(cpy);
                 }
                 // Not the last sequence, so at least MFLIMIT bytes of output and 8 of input
@@ -199,6 +199,36 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Option<usize> {
             }
         };
     }
+}
+
+/// Copies `from` to `to` (as long): up to 16 bytes in two overlapping pieces. For such a copy,
+/// the `memcpy` call that `copy_from_slice` makes (and a byte loop, which LLVM turns into one)
+/// costs more than the copy, most of all in a call that finds libc's code out of the cache.
+/// Every stream ends with such a copy, its last literals (5 bytes or more).
+#[inline(always)]
+fn copy_exact(to: &mut [u8], from: &[u8]) {
+    let n = from.len();
+    if n > 16 {
+        to.copy_from_slice(from);
+    } else if n >= 8 {
+        copy_piece_between::<8>(to, from, 0);
+        copy_piece_between::<8>(to, from, n - 8);
+    } else if n >= 4 {
+        copy_piece_between::<4>(to, from, 0);
+        copy_piece_between::<4>(to, from, n - 4);
+    } else if n > 0 {
+        to[0] = from[0];
+        to[n - 1] = from[n - 1];
+        to[n / 2] = from[n / 2];
+    }
+}
+
+/// Copies `from[at..at + N]` to `to[at..at + N]`.
+#[inline(always)]
+fn copy_piece_between<const N: usize>(to: &mut [u8], from: &[u8], at: usize) {
+    let mut piece = [0u8; N];
+    piece.copy_from_slice(&from[at..at + N]);
+    to[at..at + N].copy_from_slice(&piece);
 }
 
 /// Reads the bytes that extend a length of 15, stopping (as lz4 does) where fewer than
@@ -282,8 +312,11 @@ fn copy_match_wild(dst: &mut [u8], op: usize, offset: usize, length: usize) {
     if offset <= 1 {
         // Offset 0 reads the bytes being written; lz4 leaves zeros there.
         let byte = if offset == 0 { 0 } else { dst[op - 1] };
+        // Up to 32 bytes by stores in place (the fast loop has that room), not `memset` calls.
         if length <= 16 {
             dst[op..op + 16].fill(byte);
+        } else if length <= 32 {
+            dst[op..op + 32].fill(byte);
         } else {
             dst[op..end].fill(byte);
         }
@@ -388,7 +421,7 @@ fn copy_match_exact(dst: &mut [u8], op: usize, offset: usize, length: usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::decompress;
+    use super::{copy_exact, decompress};
 
     /// lz4's own decoder, the reference.
     fn reference(src: &[u8], capacity: usize) -> Option<Vec<u8>> {
@@ -660,6 +693,22 @@ mod tests {
             }
         }
         assert!(checked > 100_000);
+    }
+
+    #[test]
+    fn copy_exact_copies_every_length_and_nothing_else() {
+        let from: Vec<u8> = (1..=40).collect();
+        for n in 0..=from.len() {
+            for at in [0, 3] {
+                let mut to = vec![0u8; at + n + 3];
+                copy_exact(&mut to[at..at + n], &from[..n]);
+                assert_eq!(&to[at..at + n], &from[..n], "n {n}");
+                assert!(
+                    to[..at].iter().chain(&to[at + n..]).all(|&b| b == 0),
+                    "n {n}"
+                );
+            }
+        }
     }
 
     #[test]
