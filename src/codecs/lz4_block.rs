@@ -208,6 +208,8 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Option<usize> {
 #[inline(always)]
 fn copy_exact(to: &mut [u8], from: &[u8]) {
     let n = from.len();
+    // The pieces below would copy into a longer `to` without a word (`copy_from_slice` panics).
+    debug_assert_eq!(to.len(), n, "copy between slices of different lengths");
     if n > 16 {
         to.copy_from_slice(from);
     } else if n >= 8 {
