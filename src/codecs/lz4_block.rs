@@ -213,24 +213,16 @@ fn copy_exact(to: &mut [u8], from: &[u8]) {
     if n > 16 {
         to.copy_from_slice(from);
     } else if n >= 8 {
-        copy_piece_between::<8>(to, from, 0);
-        copy_piece_between::<8>(to, from, n - 8);
+        to[..8].copy_from_slice(&from[..8]);
+        to[n - 8..n].copy_from_slice(&from[n - 8..]);
     } else if n >= 4 {
-        copy_piece_between::<4>(to, from, 0);
-        copy_piece_between::<4>(to, from, n - 4);
+        to[..4].copy_from_slice(&from[..4]);
+        to[n - 4..n].copy_from_slice(&from[n - 4..]);
     } else if n > 0 {
         to[0] = from[0];
         to[n - 1] = from[n - 1];
         to[n / 2] = from[n / 2];
     }
-}
-
-/// Copies `from[at..at + N]` to `to[at..at + N]`.
-#[inline(always)]
-fn copy_piece_between<const N: usize>(to: &mut [u8], from: &[u8], at: usize) {
-    let mut piece = [0u8; N];
-    piece.copy_from_slice(&from[at..at + N]);
-    to[at..at + N].copy_from_slice(&piece);
 }
 
 /// Reads the bytes that extend a length of 15, stopping (as lz4 does) where fewer than
