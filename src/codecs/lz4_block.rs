@@ -228,11 +228,12 @@ fn copy_exact(to: &mut [u8], from: &[u8]) {
 /// Reads the bytes that extend a length of 15, stopping (as lz4 does) where fewer than
 /// `reserve` input bytes would be left.
 ///
-/// The first byte is read apart from the rest, as lz4 reads it: one byte is the common case,
-/// and with it in a loop LLVM kept `ip` in a form that lengthened each sequence's chain of
-/// dependent loads. Streams of c-blosc2's chunks, each decoded alone in a loop: geometric mean
-/// 1.16-1.20 -> 1.22-1.27 of lz4's speed; streams with literal runs of 30-60 bytes 0.54-0.57
-/// -> 0.65 (bench/RESULTS.md, stop 57).
+/// The first byte is read apart from the rest, as lz4 reads it: one byte is the common case.
+/// With it in the loop, LLVM carried `ip` with an offset that each sequence undid, one more
+/// add between a length's byte and the load of the next token, on which the next sequence
+/// waits. The LZ4 streams of c-blosc2's chunks of the benchmark's data, each decoded
+/// alone in a loop: geometric mean of lz4's speed 1.17 -> 1.22 and 1.21 -> 1.27 in two runs;
+/// made-up streams of literal runs of 30-60 bytes 0.54-0.57 -> 0.65 (bench/RESULTS.md, stop 57).
 #[inline(always)]
 fn read_length(src: &[u8], ip: &mut usize, reserve: usize, initial_check: bool) -> Option<usize> {
     if initial_check && *ip + reserve >= src.len() {
