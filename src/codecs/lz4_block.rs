@@ -239,11 +239,8 @@ fn read_length(src: &[u8], ip: &mut usize, reserve: usize, initial_check: bool) 
     if initial_check && *ip + reserve >= src.len() {
         return None;
     }
-    let byte = *src.get(*ip)?;
+    let byte = length_byte(src, *ip, reserve)?;
     let after = *ip + 1;
-    if after + reserve > src.len() {
-        return None;
-    }
     if byte != 255 {
         *ip = after;
         return Some(usize::from(byte));
@@ -251,6 +248,13 @@ fn read_length(src: &[u8], ip: &mut usize, reserve: usize, initial_check: bool) 
     let (length, after) = read_length_rest(src, after, reserve)?;
     *ip = after;
     Some(length)
+}
+
+/// The length byte at `ip`, unless fewer than `reserve` input bytes would be left after it.
+#[inline(always)]
+fn length_byte(src: &[u8], ip: usize, reserve: usize) -> Option<u8> {
+    let byte = *src.get(ip)?;
+    (ip + 1 + reserve <= src.len()).then_some(byte)
 }
 
 /// The rest of a length whose first byte was 255 (lengths of 270 or more): the length so
@@ -261,12 +265,9 @@ fn read_length(src: &[u8], ip: &mut usize, reserve: usize, initial_check: bool) 
 fn read_length_rest(src: &[u8], mut ip: usize, reserve: usize) -> Option<(usize, usize)> {
     let mut length = 255;
     loop {
-        let byte = *src.get(ip)?;
+        let byte = length_byte(src, ip, reserve)?;
         ip += 1;
         length += usize::from(byte);
-        if ip + reserve > src.len() {
-            return None;
-        }
         if byte != 255 {
             return Some((length, ip));
         }
