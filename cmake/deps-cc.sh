@@ -45,9 +45,10 @@
 #   1.03-1.07. Tried: gcc 12 there (1.110, 16 below), and the profile without the search's
 #   own functions, its loop (shared with lazy2) keeping its counts (1.125, 6 below).
 #   That half is built with clang's inlining threshold raised, so that the search
-#   (ZSTD_DUBT_findBestMatch, static but not marked inline) goes into each of its callers with
-#   their constant match length and dictionary mode, as one function, as in c-blosc2's build;
-#   clang kept one copy that took both as arguments (at the default threshold and at 1,000).
+#   (ZSTD_DUBT_findBestMatch, static but not marked inline) is inlined into each of the nine
+#   search functions that call it with a constant match length and dictionary mode; clang
+#   kept one copy out of line that took both as arguments (at the default threshold and at
+#   1,000). callgrind finds c-blosc2's search (gcc 14) in one function.
 #   A 4 KiB bitshuffled rainfall_f32 chunk: 858,000 -> 782,000 instructions (c-blosc2's
 #   801,000). bench/compare.sh --rounds 5, zstd, 1 thread, geometric mean of the compression
 #   speed ratios (rows below 1.0): 1 KiB 1.074 (3) -> 1.143 (0), 4 KiB 1.159 (1) -> 1.247 (0),
