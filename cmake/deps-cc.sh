@@ -44,7 +44,7 @@
 #   random 0.94 -> 1.03); Xeon with AVX-512. At clevel 7, 8 MiB, shuffled smooth_f64 1.09 ->
 #   1.03-1.07. Tried: gcc 12 there (1.110, 16 below), and the profile without the search's
 #   own functions, its loop (shared with lazy2) keeping its counts (1.125, 6 below).
-#   That half is built with clang's inlining threshold raised, so that the search
+#   The search's half is built with clang's inlining threshold raised, so that the search
 #   (ZSTD_DUBT_findBestMatch, static but not marked inline) is inlined into each of the nine
 #   search functions that call it with a constant match length and dictionary mode; clang
 #   kept one copy out of line that took both as arguments (at the default threshold and at
@@ -154,9 +154,10 @@ if [ -n "$clang" ]; then
           # First half: the binary tree search (the ZSTD_compressBlock_btlazy2* entry
           # points), by clang without the profile. The training's chunks are 2 MiB, where
           # that search runs at clevel 7 only; the small streams where clevel 5 runs it
-          # compressed slower with its profile (see above). Inlining raised: above. In one
-          # piece for sanitizer builds, as lz4.c, and for the training's (all of it counted,
-          # as when the profile was made) and other builds without the profile.
+          # compressed slower with its profile (see above). Its inlining threshold is raised
+          # (why: the header). In one piece for sanitizer builds, as lz4.c, and for the
+          # training's (all of it counted, as when the profile was made) and other builds
+          # without the profile.
           case " $* :${B2F_PGO:-use}" in
             *" -fsanitize="* | *:generate:* | *:off) ;;
             *)
