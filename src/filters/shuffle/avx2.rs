@@ -56,12 +56,17 @@ fn unshuffle_of<const K: usize>(src: &[u8], dst: &mut [u8], evex: bool) -> usize
         "unshuffle: {} bytes of destination for {n} elements",
         dst.len()
     );
-    // Plane j starts at j * n < src.len().
-    let planes: [*const u8; K] = std::array::from_fn(|j| src[j * n..].as_ptr());
-    // SAFETY: only called after AVX2 was detected (AVX-512F and VL for `evex`). Tile t reads
-    // planes[j][32t..][..32] within plane j's n bytes of `src`, and writes dst[32*K*t..][..32*K]
-    // within K*n <= dst.len().
-    unsafe { unshuffle_tiles_on(planes, dst.as_mut_ptr(), tiles, evex) };
+    // Tile t reads planes[j][32t..][..32] within plane j's n bytes of `src` (K*n <=
+    // src.len()), and writes dst[32*K*t..][..32*K] within K*n <= dst.len().
+    if K == 16 && evex {
+        // Plane j starts at j * n < src.len().
+        let planes: [*const u8; K] = std::array::from_fn(|j| src[j * n..].as_ptr());
+        // SAFETY: AVX-512F and VL were detected for `evex`; the tiles as above.
+        unsafe { unshuffle_tiles_on(planes, dst.as_mut_ptr(), tiles, evex) };
+    } else {
+        // SAFETY: only called after AVX2 was detected; the tiles as above.
+        unsafe { unshuffle_k_together::<K>(src.as_ptr(), n, dst.as_mut_ptr(), tiles) };
+    }
     tiles * 32 + super::sse2::unshuffle_from(K, tiles * 32, src, dst)
 }
 
@@ -271,6 +276,24 @@ pub(crate) unsafe fn from_planes<const K: usize>(v: &mut [__m256i; K]) {
 unsafe fn unshuffle_k<const K: usize>(planes: [*const u8; K], dst: *mut u8, tiles: usize) {
     // SAFETY: as for `unshuffle_tiles`; AVX2 was detected.
     unsafe { unshuffle_tiles(planes, dst, tiles) }
+}
+
+/// [`unshuffle_k`] of the `K` planes of `n` bytes that lie together from `src`: the plane
+/// pointers are made here, in registers, rather than passed through memory after a bound
+/// check each (1 KiB of 8-byte items: 381 -> 356 instructions for the unshuffle).
+#[target_feature(enable = "avx2")]
+unsafe fn unshuffle_k_together<const K: usize>(
+    src: *const u8,
+    n: usize,
+    dst: *mut u8,
+    tiles: usize,
+) {
+    // SAFETY: plane j starts at j * n < K * n, within the caller's `src`; the rest as for
+    // `unshuffle_tiles`, AVX2 was detected.
+    unsafe {
+        let planes: [*const u8; K] = std::array::from_fn(|j| src.add(j * n));
+        unshuffle_tiles(planes, dst, tiles)
+    }
 }
 
 /// [`unshuffle_k`] compiled for AVX-512VL, whose 32 vector registers hold the 16-byte

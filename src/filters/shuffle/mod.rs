@@ -115,13 +115,14 @@ fn simd_shuffle(level: Level, typesize: usize, src: &[u8], dst: &mut [u8]) -> us
     0
 }
 
+/// (Compares, not a `match`, which LLVM made a jump table: an indirect branch on every
+/// block for the same instruction count.)
 fn simd_unshuffle(level: Level, typesize: usize, src: &[u8], dst: &mut [u8]) -> usize {
     #[cfg(target_arch = "x86_64")]
-    match level {
-        Level::Avx2 => return avx2::unshuffle(typesize, src, dst, false),
-        Level::Avx512 => return avx2::unshuffle(typesize, src, dst, true),
-        Level::Sse2 => return sse2::unshuffle(typesize, src, dst),
-        Level::Scalar => {}
+    if level >= Level::Avx2 {
+        return avx2::unshuffle(typesize, src, dst, level == Level::Avx512);
+    } else if level == Level::Sse2 {
+        return sse2::unshuffle(typesize, src, dst);
     }
     let _ = (level, typesize, src, dst);
     0
