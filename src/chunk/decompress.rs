@@ -773,8 +773,8 @@ impl<'a> Decoder<'a> {
     }
 
     /// [`Decoder::decode_streams`], whose compressed streams are all LZ4 without a dictionary
-    /// if `LZ4`. (A const parameter, not a decoder passed in: as a function or a closure, it
-    /// was called out of line, once per stream.)
+    /// if `LZ4`. (A const parameter, not a decoder passed in: passed as a function, it was
+    /// called out of line once per stream, and as a closure it ran as many instructions.)
     fn decode_streams_of<const LZ4: bool>(
         &self,
         j: usize,
