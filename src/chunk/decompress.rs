@@ -184,6 +184,25 @@ fn slots_where(pipeline: [u8; filters::MAX_FILTERS], test: impl Fn(u8) -> bool) 
     bit(f0, 0) | bit(f1, 1) | bit(f2, 2) | bit(f3, 3) | bit(f4, 4) | bit(f5, 5)
 }
 
+/// The slots with a step to undo (as [`slots_where`] bits), and whether one is a delta.
+/// Most pipelines have only their last slot set, c-blosc2's default: one compare finds them,
+/// where the two masks test each of the six slots (a shuffled 1 KiB chunk's `Decoder::new`:
+/// 303 -> 242 instructions).
+#[inline(always)]
+fn undo_slots(pipeline: [u8; filters::MAX_FILTERS]) -> (u32, bool) {
+    let last = pipeline[filters::MAX_FILTERS - 1];
+    // (A slice compare: the five bytes gathered into an array compared in 18 more
+    // instructions.)
+    if pipeline[..filters::MAX_FILTERS - 1] == [filters::NOFILTER; filters::MAX_FILTERS - 1] {
+        let active = u32::from(!is_noop_backward(last)) << (filters::MAX_FILTERS - 1);
+        return (active, last == filters::DELTA);
+    }
+    (
+        slots_where(pipeline, |f| !is_noop_backward(f)),
+        slots_where(pipeline, |f| f == filters::DELTA) != 0,
+    )
+}
+
 fn read_i32(chunk: &[u8], at: usize) -> Result<i32> {
     chunk
         .get(at..at + 4)
@@ -259,27 +278,14 @@ impl<'a> Decoder<'a> {
             let pipeline = h.filters();
             // The slots with a step to undo: a slot iterator filtered from the end took 76
             // instructions for an unfiltered chunk, a `fold` over the slots 72 (not unrolled,
-            // a call). Most pipelines have only their last slot set, c-blosc2's default: one
-            // compare finds them, where the two masks test each slot (a shuffled 1 KiB
-            // chunk's `Decoder::new`: 303 -> 242 instructions).
-            let only_last = pipeline[..filters::MAX_FILTERS - 1]
-                == [filters::NOFILTER; filters::MAX_FILTERS - 1];
-            let last = pipeline[filters::MAX_FILTERS - 1];
-            let active = if only_last {
-                u32::from(!is_noop_backward(last)) << (filters::MAX_FILTERS - 1)
-            } else {
-                slots_where(pipeline, |f| !is_noop_backward(f))
-            };
+            // a call).
+            let (active, has_delta) = undo_slots(pipeline);
             if active != 0 {
                 // Undone first: the last slot's.
                 let first = (u32::BITS - 1 - active.leading_zeros()) as usize;
                 has_filters = true;
-                // Not `contains`: a `memchr` call for six bytes.
-                delta = if only_last {
-                    last == filters::DELTA
-                } else {
-                    slots_where(pipeline, |f| f == filters::DELTA) != 0
-                };
+                // (Not `contains`: a `memchr` call for six bytes.)
+                delta = has_delta;
                 // The items' size where the first step is a shuffle (of the meta's typesize,
                 // or the chunk's for meta 0, as `Undo::step` reads it).
                 let meta = usize::from(h.filters_meta()[first]);
@@ -789,7 +795,7 @@ impl<'a> Decoder<'a> {
                 memcopy::copy(&mut buf[..n], src);
                 return Ok(());
             }
-            return self.decode_stream_of::<LZ4>(src, buf, n);
+            return self.decode_stream::<LZ4>(src, buf, n);
         }
         let bstart = read_i32(self.chunk, self.h.header_len() + 4 * j)?;
         if bstart <= 0
@@ -844,7 +850,7 @@ impl<'a> Decoder<'a> {
             };
             if csize > 0 && csize as usize != neblock {
                 let csize = csize as usize;
-                self.decode_stream_of::<LZ4>(stream(pos, csize)?, rest, neblock)
+                self.decode_stream::<LZ4>(stream(pos, csize)?, rest, neblock)
                     .map_err(|e| e.context(format_args!("stream {k}")))?;
                 pos += csize;
                 rest = &mut std::mem::take(&mut rest)[neblock..];
@@ -884,28 +890,17 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    /// [`Decoder::decode_stream`], or LZ4's decoder alone if `LZ4`.
-    #[inline(always)]
-    fn decode_stream_of<const LZ4: bool>(
-        &self,
-        src: &[u8],
-        buf: &mut [u8],
-        n: usize,
-    ) -> Result<()> {
-        if LZ4 {
-            codecs::lz4::decompress(src, buf, n).map(|_| ())
-        } else {
-            self.decode_stream(src, buf, n)
-        }
-    }
-
     /// Decodes one compressed stream (its callers copy streams stored raw) to exactly `n`
     /// bytes at the start of `buf`; LZ4 and BloscLZ take the rest of `buf` as room to write
     /// over. A stream that decodes to more than `n` bytes there is refused all the same.
     /// Inlined into the streams loop: one call and one `Result` through memory less per
-    /// stream.
+    /// stream. With `LZ4`, the chunk's streams are LZ4 without a dictionary.
     #[inline(always)]
-    fn decode_stream(&self, src: &[u8], buf: &mut [u8], n: usize) -> Result<()> {
+    fn decode_stream<const LZ4: bool>(&self, src: &[u8], buf: &mut [u8], n: usize) -> Result<()> {
+        if LZ4 {
+            // (exactly `n` bytes, or an error)
+            return codecs::lz4::decompress(src, buf, n).map(|_| ());
+        }
         let out = ..n;
         let decoded = match self.h.compformat() {
             header::FORMAT_BLOSCLZ => codecs::blosclz::decompress_with_room(src, buf, n)?,
