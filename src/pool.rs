@@ -39,9 +39,9 @@ const UNLOCKED_POOLS: usize = 64;
 static UNLOCKED: [OnceLock<&'static Workers>; UNLOCKED_POOLS] =
     [const { OnceLock::new() }; UNLOCKED_POOLS];
 
-/// The process's workers for `nthreads` (2 or more), started on first use. Its own small
-/// function, its first use apart (below): a load and a compare for every call that passes
-/// `nthreads` > 1.
+/// The process's workers for `nthreads` (2 or more), started on first use. Every call that
+/// passes `nthreads` > 1 comes here, so this stays a load and a compare, the first use in
+/// [`start_workers`].
 #[inline(never)]
 fn workers_for(nthreads: usize) -> Result<&'static Workers> {
     match UNLOCKED.get(nthreads).and_then(OnceLock::get) {
