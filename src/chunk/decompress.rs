@@ -199,6 +199,7 @@ fn undo_slots(pipeline: [u8; filters::MAX_FILTERS]) -> (u32, bool) {
     }
     (
         slots_where(pipeline, |f| !is_noop_backward(f)),
+        // Not `contains`: a `memchr` call for six bytes.
         slots_where(pipeline, |f| f == filters::DELTA) != 0,
     )
 }
@@ -284,7 +285,6 @@ impl<'a> Decoder<'a> {
                 // Undone first: the last slot's.
                 let first = (u32::BITS - 1 - active.leading_zeros()) as usize;
                 has_filters = true;
-                // (Not `contains`: a `memchr` call for six bytes.)
                 delta = has_delta;
                 // The items' size where the first step is a shuffle (of the meta's typesize,
                 // or the chunk's for meta 0, as `Undo::step` reads it).

@@ -445,6 +445,7 @@ fn copy_match_exact(dst: &mut [u8], op: usize, offset: usize, length: usize) {
 #[cfg(test)]
 mod tests {
     use super::{copy_exact, decompress};
+    use crate::codecs::test_rng::Rng;
 
     /// lz4's own decoder, the reference.
     fn reference(src: &[u8], capacity: usize) -> Option<Vec<u8>> {
@@ -481,19 +482,6 @@ mod tests {
         };
         out.truncate(n);
         out
-    }
-
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
     }
 
     /// Data whose matches have every offset from 0 to 80 and lengths from 4 to thousands.

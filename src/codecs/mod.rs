@@ -54,3 +54,20 @@ pub fn name(id: u8) -> &'static str {
         _ => "unknown",
     }
 }
+
+/// The codecs' tests' source of made-up data and mutations (xorshift64).
+#[cfg(test)]
+mod test_rng {
+    pub struct Rng(pub u64);
+    impl Rng {
+        pub fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        pub fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+}

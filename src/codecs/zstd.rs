@@ -84,19 +84,6 @@ pub fn compress(clevel: u8, src: &[u8], dst: &mut [u8]) -> usize {
     .unwrap_or(0)
 }
 
-// zstd's block API (static linking only; zstd-sys binds it only with its `experimental`
-// feature). zstd marks it deprecated in favour of the frame API, which remains our fallback.
-extern "C" {
-    fn ZSTD_decompressBegin(dctx: *mut z::ZSTD_DCtx) -> usize;
-    fn ZSTD_decompressBlock(
-        dctx: *mut z::ZSTD_DCtx,
-        dst: *mut std::ffi::c_void,
-        dst_capacity: usize,
-        src: *const std::ffi::c_void,
-        src_size: usize,
-    ) -> usize;
-}
-
 /// zstd's largest block (`ZSTD_BLOCKSIZE_MAX`).
 const BLOCK_SIZE_MAX: usize = 128 * 1024;
 
@@ -106,7 +93,8 @@ const BLOCK_SIZE_MAX: usize = 128 * 1024;
 /// compresses) has that block decoded by zstd's block API, without the frame API's parsing
 /// and checks of the frame, which are [`lone_block`]'s here: 340 of the 10,330 instructions of
 /// decoding a 1 KiB stream. Only an exact decode is taken from it; any other outcome, and any
-/// other frame, goes to the frame API, whose verdict and message stand.
+/// other frame, goes to the frame API, whose verdict and message stand. (zstd marks the block
+/// API deprecated, in favour of that frame API.)
 pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
     let n = dst.len();
     let code = with_dctx(|dctx| {
@@ -115,8 +103,8 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
             // slices. ZSTD_decompressBegin resets the context as the frame API does before a
             // frame, so the block has no history but `dst`.
             let decoded = unsafe {
-                ZSTD_decompressBegin(dctx);
-                ZSTD_decompressBlock(
+                z::ZSTD_decompressBegin(dctx);
+                z::ZSTD_decompressBlock(
                     dctx,
                     dst.as_mut_ptr().cast(),
                     n,
@@ -328,19 +316,7 @@ pub fn train_dict(
 #[cfg(test)]
 mod tests {
     use super::{compress, decompress, lone_block, z, BLOCK_SIZE_MAX};
-
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
+    use crate::codecs::test_rng::Rng;
 
     /// The frame API alone, on a fresh context: the reference.
     fn frame_api(src: &[u8], n: usize) -> Result<Vec<u8>, String> {
