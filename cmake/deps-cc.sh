@@ -11,6 +11,9 @@
 #   LZ4HC 0.90 -> 0.98-1.00 of c-blosc2's speed at clevel 1, 0.95 -> 1.00 at 5, LZ4 0.97 ->
 #   1.00-1.03; the rest unchanged. Loops aligned to 32 bytes won those rows too but lost 4% on
 #   unfiltered smooth_f64 LZ4HC, whose literal loop then crossed a 64-byte line.
+#   The decoders fill matches at offset 1 with 16-byte stores (cmake/lz4-fill1.h), where
+#   clang's build of lz4's loop sets up a vector loop for each: LZ4 on shuffled incr_i32 at 4
+#   KiB decodes at 1.04-1.10 of c-blosc2's speed instead of 0.95-1.03 (bench/RESULTS.md).
 #   The compressors: clang with the profile (below) where there is one, else gcc, whose
 #   LZ4_compress_fast runs 1.05-1.12x faster than clang's unprofiled one. Measured on Zen 4
 #   against gcc's: shuffled LZ4 compression 0.94-0.99 -> 1.02-1.16 of c-blosc2's speed,
@@ -125,11 +128,13 @@ if [ -n "$clang" ]; then
           # the compressors are the second. Sanitizer builds keep it in one piece: clang
           # gives both halves' instrumented globals the same COMDAT groups, and `ld -r` then
           # drops one half's.
+          # Both builds fill offset-1 matches with cmake/lz4-fill1.h (why: there).
+          fill1="$(cd "$(dirname "$0")" && pwd)/lz4-fill1.h"
           case " $* " in
-            *" -fsanitize="*) ;;
+            *" -fsanitize="*) set -- "$@" -include "$fill1" ;;
             *)
               split_first 'LZ4_decompress_*' '' "$@" -falign-loops=64 \
-                -mllvm --max-bytes-for-alignment=16 || exit
+                -mllvm --max-bytes-for-alignment=16 -include "$fill1" || exit
               pgo=yes
               ;;
           esac

@@ -508,6 +508,85 @@ mod tests {
         assert_eq!(streams, 6 * sizes.len() * 3 * 2 * 2);
     }
 
+    /// lz4's decoder as this crate builds it fills matches at offset 1 with its own stores
+    /// (cmake/lz4-fill1.h): every length, starting at several alignments, followed by a second
+    /// fill and by tails that end the output inside and past its fast loop's 64-byte margin,
+    /// decodes to the runs it names and writes nothing past the output's capacity.
+    #[test]
+    fn lz4_fills_offset_1_matches_exactly() {
+        fn push_length(block: &mut Vec<u8>, mut rest: usize) {
+            while rest >= 255 {
+                block.push(255);
+                rest -= 255;
+            }
+            block.push(rest as u8);
+        }
+        // A sequence of `literals` then a match of `length` at offset 1.
+        fn push_sequence(block: &mut Vec<u8>, literals: &[u8], length: usize) {
+            let token = (literals.len().min(15) << 4) | (length - 4).min(15);
+            block.push(token as u8);
+            if literals.len() >= 15 {
+                push_length(block, literals.len() - 15);
+            }
+            block.extend_from_slice(literals);
+            block.extend(1u16.to_le_bytes());
+            if length - 4 >= 15 {
+                push_length(block, length - 4 - 15);
+            }
+        }
+        const GUARD: usize = 64;
+        let mut checked = 0;
+        for length in 4..=340 {
+            for lead in [1usize, 7, 16] {
+                let second = 4 + length % 17;
+                // The next three end the first match 64, 65 and 66 bytes before the output's
+                // end: the fast loop takes it from 65 on.
+                for tail in [12, 40, 63 - second, 64 - second, 65 - second, 64, 65, 200] {
+                    let literals: Vec<u8> = (0..lead).map(|i| 0x41 + i as u8).collect();
+                    let last: Vec<u8> = (0..tail).map(|i| (i * 7 + 3) as u8).collect();
+                    let mut block = Vec::new();
+                    push_sequence(&mut block, &literals, length);
+                    push_sequence(&mut block, &[0xb7], second);
+                    push_sequence_tail(&mut block, &last);
+                    let mut expected = literals.clone();
+                    expected.resize(lead + length, literals[lead - 1]);
+                    expected.push(0xb7);
+                    expected.resize(expected.len() + second, 0xb7);
+                    expected.extend_from_slice(&last);
+
+                    let n = expected.len();
+                    let mut out = vec![0xa5u8; n + GUARD];
+                    // SAFETY: valid slices; lz4 writes at most `n` bytes of `out`.
+                    let decoded = unsafe {
+                        lz4_sys::LZ4_decompress_safe(
+                            block.as_ptr().cast(),
+                            out.as_mut_ptr().cast(),
+                            cint(block.len()),
+                            cint(n),
+                        )
+                    };
+                    let case = format!("length {length} lead {lead} tail {tail}");
+                    assert_eq!(usize::try_from(decoded).ok(), Some(n), "{case}");
+                    assert!(out[..n] == expected[..], "{case}");
+                    assert!(
+                        out[n..].iter().all(|&b| b == 0xa5),
+                        "{case}: wrote past the end"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 337 * 3 * 8);
+
+        fn push_sequence_tail(block: &mut Vec<u8>, literals: &[u8]) {
+            block.push((literals.len().min(15) << 4) as u8);
+            if literals.len() >= 15 {
+                push_length(block, literals.len() - 15);
+            }
+            block.extend_from_slice(literals);
+        }
+    }
+
     fn lz4_sys_bound(len: usize) -> usize {
         // SAFETY: a pure function of its argument.
         usize::try_from(unsafe { lz4_sys::LZ4_compressBound(cint(len)) }).unwrap_or(0)
