@@ -128,8 +128,14 @@ if [ -n "$clang" ]; then
           # the compressors are the second. Sanitizer builds keep it in one piece: clang
           # gives both halves' instrumented globals the same COMDAT groups, and `ld -r` then
           # drops one half's.
-          # Both builds fill offset-1 matches with cmake/lz4-fill1.h (why: there).
+          # Both builds fill offset-1 matches with cmake/lz4-fill1.h (why: there). It acts on
+          # one line of lz4.c; another lz4 without that line decodes as lz4 wrote it.
           fill1="$(cd "$(dirname "$0")" && pwd)/lz4-fill1.h"
+          for src in "$@"; do
+            case $src in */lz4.c) break ;; esac
+          done
+          grep -qF 'MEM_INIT(v, *srcPtr, 8);' "$src" ||
+            echo "deps-cc.sh: $src has no 'MEM_INIT(v, *srcPtr, 8);': lz4-fill1.h does nothing" >&2
           case " $* " in
             *" -fsanitize="*) set -- "$@" -include "$fill1" ;;
             *)
