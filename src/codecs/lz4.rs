@@ -521,17 +521,20 @@ mod tests {
             }
             block.push(rest as u8);
         }
-        // A sequence of `literals` then a match of `length` at offset 1.
-        fn push_sequence(block: &mut Vec<u8>, literals: &[u8], length: usize) {
-            let token = (literals.len().min(15) << 4) | (length - 4).min(15);
-            block.push(token as u8);
+        // A sequence of `literals` then a match of `length` at offset 1, or no match: the
+        // block's last sequence.
+        fn push_sequence(block: &mut Vec<u8>, literals: &[u8], length: Option<usize>) {
+            let match_bits = length.map_or(0, |length| (length - 4).min(15));
+            block.push(((literals.len().min(15) << 4) | match_bits) as u8);
             if literals.len() >= 15 {
                 push_length(block, literals.len() - 15);
             }
             block.extend_from_slice(literals);
-            block.extend(1u16.to_le_bytes());
-            if length - 4 >= 15 {
-                push_length(block, length - 4 - 15);
+            if let Some(length) = length {
+                block.extend(1u16.to_le_bytes());
+                if length - 4 >= 15 {
+                    push_length(block, length - 4 - 15);
+                }
             }
         }
         const GUARD: usize = 64;
@@ -545,9 +548,9 @@ mod tests {
                     let literals: Vec<u8> = (0..lead).map(|i| 0x41 + i as u8).collect();
                     let last: Vec<u8> = (0..tail).map(|i| (i * 7 + 3) as u8).collect();
                     let mut block = Vec::new();
-                    push_sequence(&mut block, &literals, length);
-                    push_sequence(&mut block, &[0xb7], second);
-                    push_sequence_tail(&mut block, &last);
+                    push_sequence(&mut block, &literals, Some(length));
+                    push_sequence(&mut block, &[0xb7], Some(second));
+                    push_sequence(&mut block, &last, None);
                     let mut expected = literals.clone();
                     expected.resize(lead + length, literals[lead - 1]);
                     expected.push(0xb7);
@@ -577,14 +580,6 @@ mod tests {
             }
         }
         assert_eq!(checked, 337 * 3 * 8);
-
-        fn push_sequence_tail(block: &mut Vec<u8>, literals: &[u8]) {
-            block.push((literals.len().min(15) << 4) as u8);
-            if literals.len() >= 15 {
-                push_length(block, literals.len() - 15);
-            }
-            block.extend_from_slice(literals);
-        }
     }
 
     fn lz4_sys_bound(len: usize) -> usize {
