@@ -408,6 +408,49 @@ mod tests {
         assert!(lone >= 80, "{lone}");
     }
 
+    /// Runs of period 1-16 (zstd's matches at those offsets; those at 1, 2, 4 and 8 filled by
+    /// cmake/zstd-fill8.h) of many lengths, between literals and at the end of the data,
+    /// decode to the data and write nothing past the output.
+    #[test]
+    fn periodic_runs_decode_exactly() {
+        const GUARD: usize = 64;
+        let mut rng = Rng(0xf111_8bad_5eed);
+        let mut checked = 0;
+        for period in [1, 2, 3, 4, 5, 7, 8, 9, 12, 16] {
+            for run in [
+                5, 8, 9, 15, 16, 17, 24, 31, 33, 40, 64, 65, 100, 257, 1000, 5000,
+            ] {
+                if run < period {
+                    continue;
+                }
+                let mut data = Vec::new();
+                while data.len() < 20_000 {
+                    let literals = 3 + rng.below(20);
+                    data.extend((0..literals).map(|_| rng.next() as u8));
+                    let seed: Vec<u8> = (0..period).map(|_| rng.next() as u8).collect();
+                    data.extend((0..run).map(|i| seed[i % period]));
+                }
+                for ends_with_run in [false, true] {
+                    if !ends_with_run {
+                        data.extend((0..7).map(|_| rng.next() as u8));
+                    }
+                    for clevel in [1, 5, 9] {
+                        let f = frame(&data, clevel);
+                        let n = data.len();
+                        let mut out = vec![0xa5u8; n + GUARD];
+                        let case = format!("period {period} run {run} clevel {clevel}");
+                        assert_eq!(decompress(&f, &mut out[..n]).ok(), Some(n), "{case}");
+                        assert!(out[..n] == data[..], "{case}");
+                        assert!(out[n..].iter().all(|&b| b == 0xa5), "{case}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        // 11 of the pairs have runs shorter than their period.
+        assert_eq!(checked, (10 * 16 - 11) * 2 * 3);
+    }
+
     #[test]
     fn mutated_frames_get_the_frame_apis_verdict() {
         let mut rng = Rng(0x0ddb_a11c_afe5);
