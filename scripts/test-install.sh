@@ -21,7 +21,8 @@ for f in lib/libb2frame.so."$version" lib/libb2frame.so.0 lib/libb2frame.so lib/
   test -e "$prefix/$f" || { echo "missing $f" >&2; exit 1; }
 done
 test "$(readlink "$prefix/lib/libb2frame.so.0")" = "libb2frame.so.$version"
-readelf -d "$prefix/lib/libb2frame.so.$version" | grep -q 'SONAME.*\[libb2frame\.so\.0\]'
+dynamic=$(readelf -d "$prefix/lib/libb2frame.so.$version")
+grep -q 'SONAME.*\[libb2frame\.so\.0\]' <<<"$dynamic"
 
 step "DESTDIR install"
 DESTDIR=$work/dest cmake --install build/install --prefix /opt/b2frame >/dev/null
@@ -31,12 +32,16 @@ test -e "$work/dest/opt/b2frame/lib/pkgconfig/b2frame.pc"
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 frame=$work/consumer.b2frame
 run() { # run BINARY: runs it and checks which libb2frame it loads
-  local bin=$1 want=$2
+  local bin=$1 want=$2 deps
   "$bin" "$frame"
+  # ldd's whole output first: `ldd | grep -q` under pipefail failed now and then, when grep
+  # exited on its match while ldd still wrote (SIGPIPE, status 141); the same for the other
+  # checks of a command's output in this script.
+  deps=$(ldd "$bin")
   if [ "$want" = shared ]; then
-    ldd "$bin" | grep -q "libb2frame.so.0 => $prefix/lib/libb2frame.so.0"
+    grep -q "libb2frame.so.0 => $prefix/lib/libb2frame.so.0" <<<"$deps"
   else
-    ! ldd "$bin" | grep -q libb2frame
+    ! grep -q libb2frame <<<"$deps"
   fi
 }
 
@@ -60,7 +65,8 @@ for kind in shared static; do
 done
 
 step "installed b2f"
-"$prefix/bin/b2f" info examples/temperature.b2nd | grep -q "shape \[24, 37, 72\]"
+info=$("$prefix/bin/b2f" info examples/temperature.b2nd)
+grep -q "shape \[24, 37, 72\]" <<<"$info"
 
 export LD_LIBRARY_PATH=$prefix/lib
 export B2F_VECTORS=${B2F_VECTORS:-$root/../shared/vectors}
