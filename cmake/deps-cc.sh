@@ -31,9 +31,10 @@
 #   5's match loop, also has its loops aligned to 64 bytes (below).
 # - zstd: clang for lib/compress/, whose output compresses 1.05-1.3x faster than gcc's (most on
 #   shuffled incr_i32); gcc for the rest, as clang's build decompressed incr_i32 10% slower
-#   (zstd_decompress_block.c with cmake/zstd-fill8.h, which stores matches 8 bytes behind
-#   their source, at offsets 1, 2, 4 and 8, as 16-byte patterns: 64 KiB unfiltered incr_i32
-#   0.98 -> 1.21, rainfall_f32 0.97 -> 1.05 of c-blosc2's decoding speed), but for
+#   (zstd_decompress_block.c with cmake/zstd-fill8.h, which stores matches 8-15 bytes behind
+#   their source, at offsets of up to 15, as 16-byte patterns: 64 KiB unfiltered incr_i32
+#   0.98 -> 1.21, rainfall_f32 0.97 -> 1.05, bitshuffled incr_i32 1.60 -> 2.13 of c-blosc2's
+#   decoding speed), but for
 #   huf_decompress.c (literals' Huffman decoding, a C loop as zstd is built without its
 #   assembly): clang's runs faster there. Unfiltered rainfall_f32 at clevel 1, where that loop
 #   is 13% of the time, decompresses at 0.96-1.00 of c-blosc2's speed instead of 0.94-0.95
@@ -211,7 +212,7 @@ if [ -n "$clang" ]; then
       ;;
   esac
 fi
-# zstd's sequences loop, whichever compiler builds it: matches 8 bytes behind their source
+# zstd's sequences loop, whichever compiler builds it: matches 8-15 bytes behind their source
 # stored as 16-byte patterns (cmake/zstd-fill8.h, why: there).
 case "$CARGO_PKG_NAME: $* " in
   zstd-sys:*/lib/decompress/zstd_decompress_block.c" "*)
