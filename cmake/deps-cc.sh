@@ -28,40 +28,39 @@
 #   gcc 12 there read 0.99-1.00 on smooth_f64 but 0.91 on unfiltered incr_i32), and with
 #   cmake/inline-memcpy.h, which keeps the copy that ends each short-distance match out of libc
 #   (unfiltered incr_i32 0.93-0.94 -> 1.03-1.05, the rest unchanged). inftrees.c, which builds
-#   each dynamic block's decoding tables, to clang as well: 19% fewer instructions there
-#   (a 4 KiB stream of 16:1: 13,300 -> 10,700 a decode, c-blosc2 12,600), which ran 4-7% faster.
-#   deflate_medium.c, level 5's match loop, also has its loops aligned to 64 bytes (below).
+#   each dynamic block's decoding tables, to clang as well: 19% fewer instructions there (on a
+#   4 KiB stream of 16:1, 13,300 -> 10,700 a decode, c-blosc2's 12,600; the decode ran 4-7%
+#   faster). deflate_medium.c, level 5's match loop, also has its loops aligned to 64 bytes
+#   (below).
 # - zstd: clang for lib/compress/, whose output compresses 1.05-1.3x faster than gcc's (most on
 #   shuffled incr_i32); gcc for the rest, as clang's build decompressed incr_i32 10% slower
-#   (zstd_decompress_block.c with cmake/zstd-fill8.h, which stores matches 8-15 bytes behind
-#   their source, at offsets of up to 15, as 16-byte patterns: 64 KiB unfiltered incr_i32
-#   0.98 -> 1.21, rainfall_f32 0.97 -> 1.05, bitshuffled incr_i32 1.60 -> 2.13 of c-blosc2's
-#   decoding speed), but for
-#   huf_decompress.c (literals' Huffman decoding, a C loop as zstd is built without its
-#   assembly): clang's runs faster there. Unfiltered rainfall_f32 at clevel 1, where that loop
-#   is 13% of the time, decompresses at 0.96-1.00 of c-blosc2's speed instead of 0.94-0.95
-#   (Xeon with AVX-512, the decoders of both builds alone on the chunk's streams: 0.95 -> 1.00);
-#   the rest within noise. And huf_compress.c (building the literals' Huffman tables) goes to
-#   gcc: at 1 KiB chunks, where clang's HUF_buildCTable_wksp was a quarter of the compression
-#   time, zstd compresses at 0.97-0.98 of c-blosc2's speed instead of 0.87-0.89 (geometric
-#   mean of the 1 KiB table's zstd rows 1.002 -> 1.026, 8 MiB at clevels 1, 5 and 9 +0.2-1%,
-#   64 KiB -0.4%; Xeon with AVX-512). zstd_lazy.c's binary tree search (level 9's strategy
-#   for streams up to 16 KiB, so clevel 5's; level 13's over 256 KiB, clevel 7's) is built
-#   without the profile (split_first below). The chunk benchmark's zstd rows at 1, 4 and 64
-#   KiB, 1 thread, three rounds: geometric mean of the compression speed ratios 1.104 ->
-#   1.140, rows below 1.0 20 -> 5 (shuffled smooth_f64 at 1 KiB 0.96 -> 1.07, unfiltered
-#   random 0.94 -> 1.03); Xeon with AVX-512. At clevel 7, 8 MiB, shuffled smooth_f64 1.09 ->
-#   1.03-1.07. Tried: gcc 12 there (1.110, 16 below), and the profile without the search's
-#   own functions, its loop (shared with lazy2) keeping its counts (1.125, 6 below).
-#   The search's half is built with clang's inlining threshold raised, so that the search
-#   (ZSTD_DUBT_findBestMatch, static but not marked inline) is inlined into each of the nine
-#   search functions that call it with a constant match length and dictionary mode; clang
-#   kept one copy out of line that took both as arguments (at the default threshold and at
-#   1,000). callgrind finds c-blosc2's search (gcc 14) in one function.
-#   A 4 KiB bitshuffled rainfall_f32 chunk: 858,000 -> 782,000 instructions (c-blosc2's
-#   801,000). bench/compare.sh --rounds 5, zstd, 1 thread, geometric mean of the compression
-#   speed ratios (rows below 1.0): 1 KiB 1.074 (3) -> 1.143 (0), 4 KiB 1.159 (1) -> 1.247 (0),
-#   64 KiB 1.234 (1) -> 1.236 (0); 8 MiB at clevel 7 (three rounds) 1.215 (4) -> 1.258 (0).
+#   (zstd_decompress_block.c with cmake/zstd-fill8.h, which stores matches 8-15 bytes behind their
+#   source, at offsets up to 15, as 16-byte patterns: 64 KiB unfiltered incr_i32 0.98 -> 1.21,
+#   bitshuffled 1.60 -> 2.13, unfiltered rainfall_f32 0.97 -> 1.05 of c-blosc2's decoding speed),
+#   but for huf_decompress.c (literals' Huffman decoding, a C loop as zstd is built without its
+#   assembly): clang's runs faster there. Unfiltered rainfall_f32 at clevel 1, where that loop is
+#   13% of the time, decompresses at 0.96-1.00 of c-blosc2's speed instead of 0.94-0.95 (Xeon with
+#   AVX-512, the decoders of both builds alone on the chunk's streams: 0.95 -> 1.00); the rest
+#   within noise. And huf_compress.c (building the literals' Huffman tables) goes to gcc: at 1 KiB
+#   chunks, where clang's HUF_buildCTable_wksp was a quarter of the compression time, zstd
+#   compresses at 0.97-0.98 of c-blosc2's speed instead of 0.87-0.89 (geometric mean of the 1 KiB
+#   table's zstd rows 1.002 -> 1.026, 8 MiB at clevels 1, 5 and 9 +0.2-1%, 64 KiB -0.4%; Xeon with
+#   AVX-512). zstd_lazy.c's binary tree search (level 9's strategy for streams up to 16 KiB, so
+#   clevel 5's; level 13's over 256 KiB, clevel 7's) is built without the profile (split_first
+#   below). The chunk benchmark's zstd rows at 1, 4 and 64 KiB, 1 thread, three rounds: geometric
+#   mean of the compression speed ratios 1.104 -> 1.140, rows below 1.0 20 -> 5 (shuffled
+#   smooth_f64 at 1 KiB 0.96 -> 1.07, unfiltered random 0.94 -> 1.03); Xeon with AVX-512. At clevel
+#   7, 8 MiB, shuffled smooth_f64 1.09 -> 1.03-1.07. Tried: gcc 12 there (1.110, 16 below), and the
+#   profile without the search's own functions, its loop (shared with lazy2) keeping its counts
+#   (1.125, 6 below). The search's half is built with clang's inlining threshold raised, so that
+#   the search (ZSTD_DUBT_findBestMatch, static but not marked inline) is inlined into each of the
+#   nine search functions that call it with a constant match length and dictionary mode; clang kept
+#   one copy out of line that took both as arguments (at the default threshold and at 1,000).
+#   callgrind finds c-blosc2's search (gcc 14) in one function. A 4 KiB bitshuffled rainfall_f32
+#   chunk: 858,000 -> 782,000 instructions (c-blosc2's 801,000). bench/compare.sh --rounds 5, zstd,
+#   1 thread, geometric mean of the compression speed ratios (rows below 1.0): 1 KiB 1.074 (3) ->
+#   1.143 (0), 4 KiB 1.159 (1) -> 1.247 (0), 64 KiB 1.234 (1) -> 1.236 (0); 8 MiB at clevel 7
+#   (three rounds) 1.215 (4) -> 1.258 (0).
 # - Everything else: the default compiler.
 # The cc crate runs this from each dependency's build script (.cargo/config.toml), cmake
 # through cmake/zlib-ng-toolchain.cmake; CARGO_PKG_NAME names the dependency either way.

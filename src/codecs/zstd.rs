@@ -409,8 +409,8 @@ mod tests {
     }
 
     /// Runs of period 1-16 (zstd's matches at those offsets; those up to 15 filled by
-    /// cmake/zstd-fill8.h, each at its own distance of 8-15 bytes) of many lengths, between literals and at the end of the data,
-    /// decode to the data and write nothing past the output.
+    /// cmake/zstd-fill8.h, at distances of 8-15 bytes) of many lengths, between literals and
+    /// at the end of the data, decode to the data and write nothing past the output.
     #[test]
     fn periodic_runs_decode_exactly() {
         const GUARD: usize = 64;
