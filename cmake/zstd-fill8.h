@@ -28,30 +28,33 @@ static inline __attribute__((always_inline)) void b2f_zstd_wildcopy(void *dst, c
   unsigned char *op = (unsigned char *)dst;
   unsigned char *const oend = op + length;
   ptrdiff_t const distance = op - (const unsigned char *)src;
-  if (ovtype == ZSTD_overlap_src_before_dst && length > 8 && distance == 8) {
-    __m128i const period = _mm_loadl_epi64((const __m128i *)src);
-    __m128i const pattern = _mm_unpacklo_epi64(period, period);
-    do {
-      _mm_storeu_si128((__m128i *)op, pattern);
-      op += 16;
-    } while (op < oend);
-    return;
-  }
-  if (ovtype == ZSTD_overlap_src_before_dst && length > 8 && distance > 8 && distance < 16) {
-    /* The period's first 8 bytes, then its other distance - 8 bytes followed by its start
-     * again. The bytes loaded past the period are this match's own, not yet written; the
-     * mask drops them. */
-    U64 head, tail;
-    ZSTD_memcpy(&head, src, 8);
-    ZSTD_memcpy(&tail, (const unsigned char *)src + 8, 8);
-    unsigned const rest_bits = (unsigned)(distance - 8) * 8;
-    tail = (tail & (((U64)1 << rest_bits) - 1)) | (head << rest_bits);
-    __m128i const pattern = _mm_set_epi64x((long long)tail, (long long)head);
-    do {
-      _mm_storeu_si128((__m128i *)op, pattern);
-      op += distance;
-    } while (op < oend);
-    return;
+  if (ovtype == ZSTD_overlap_src_before_dst && length > 8) {
+    /* 8 first: testing 8-15 as one range before telling 8 apart cost unfiltered incr_i32 3%. */
+    if (distance == 8) {
+      __m128i const period = _mm_loadl_epi64((const __m128i *)src);
+      __m128i const pattern = _mm_unpacklo_epi64(period, period);
+      do {
+        _mm_storeu_si128((__m128i *)op, pattern);
+        op += 16;
+      } while (op < oend);
+      return;
+    }
+    if (distance > 8 && distance < 16) {
+      /* The period's first 8 bytes, then its other distance - 8 bytes followed by its start
+       * again. The bytes loaded past the period are this match's own, not yet written; the
+       * mask drops them. */
+      U64 head, tail;
+      ZSTD_memcpy(&head, src, 8);
+      ZSTD_memcpy(&tail, (const unsigned char *)src + 8, 8);
+      unsigned const rest_bits = (unsigned)(distance - 8) * 8;
+      tail = (tail & (((U64)1 << rest_bits) - 1)) | (head << rest_bits);
+      __m128i const pattern = _mm_set_epi64x((long long)tail, (long long)head);
+      do {
+        _mm_storeu_si128((__m128i *)op, pattern);
+        op += distance;
+      } while (op < oend);
+      return;
+    }
   }
   ZSTD_wildcopy(dst, src, length, ovtype);
 }
