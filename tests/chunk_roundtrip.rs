@@ -257,6 +257,38 @@ fn explicit_blocksizes_and_many_blocks() {
     }
 }
 
+/// An explicit blocksize below the typesize leaves no byte for each stream of a split block
+/// (c-blosc2 writes empty streams there and loses the block): such blocks are not split, on
+/// any split mode or thread count. A random sweep found this as a panic in the stream loop.
+#[test]
+fn blocks_shorter_than_one_item_are_not_split() {
+    for &codec in &CODECS {
+        for (typesize, blocksize) in [(129, 123), (196, 64), (240, 32), (16, 15), (3, 2)] {
+            for &splitmode in &SPLITS {
+                for nthreads in [1, 3] {
+                    let p = CParams {
+                        codec,
+                        typesize,
+                        blocksize,
+                        splitmode,
+                        nthreads,
+                        filters: [0, 0, 0, 0, 0, filters::SHUFFLE],
+                        ..CParams::default()
+                    };
+                    for len in [typesize + 40, 5_000, 100_003] {
+                        let src = data(len, typesize, len as u64);
+                        check(&p, &src);
+                        let chunk = Context::new(p.clone()).unwrap().compress_to_vec(&src);
+                        let h = ChunkHeader::parse(&chunk.unwrap()).unwrap();
+                        assert_eq!(h.blocksize(), blocksize, "{p:?} size {len}");
+                        assert!(h.memcpyed() || h.dont_split(), "{p:?} size {len}");
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Streams of block 0 stored raw (compressed size = stream size) in a split chunk.
 fn stored_streams_in_block0(chunk: &[u8]) -> usize {
     let sizes = stream_sizes_in_block0(chunk);

@@ -455,14 +455,19 @@ impl Context {
         } else {
             p.typesize
         };
-        let dont_split = !split_block(
-            p.splitmode,
-            p.codec,
-            p.clevel,
-            self.has_shuffle(),
-            typesize,
-            blocksize,
-        );
+        // A block shorter than one item (an explicit blocksize below the typesize) has no
+        // byte for each of its typesize streams. c-blosc2 splits it all the same, into empty
+        // streams: its chunk expands (stored as is, or with room to spare, unreadable).
+        // Such blocks are not split here.
+        let dont_split = blocksize < typesize
+            || !split_block(
+                p.splitmode,
+                p.codec,
+                p.clevel,
+                self.has_shuffle(),
+                typesize,
+                blocksize,
+            );
         let (nblocks, leftover) = blocks_of(nbytes, blocksize);
         Plan {
             nbytes,
