@@ -206,6 +206,9 @@ struct Plan {
     nblocks: usize,
     leftover: usize,
     dont_split: bool,
+    /// Blocks shorter than one item, which c-blosc2 would split and this does not (see
+    /// [`Context::plan`]): a chunk stored as is keeps c-blosc2's split bit.
+    too_short_to_split: bool,
     /// What delta codes the blocks after block 0 against, when not the raw block 0 (see
     /// [`Context::delta_reference`]).
     delta_ref: Option<Vec<u8>>,
@@ -455,19 +458,19 @@ impl Context {
         } else {
             p.typesize
         };
+        let c_blosc2_splits = split_block(
+            p.splitmode,
+            p.codec,
+            p.clevel,
+            self.has_shuffle(),
+            typesize,
+            blocksize,
+        );
         // A block shorter than one item (an explicit blocksize below the typesize) has no
         // byte for each of its typesize streams. c-blosc2 splits it all the same, into empty
         // streams: its chunk expands (stored as is, or with room to spare, unreadable).
         // Such blocks are not split here.
-        let dont_split = blocksize < typesize
-            || !split_block(
-                p.splitmode,
-                p.codec,
-                p.clevel,
-                self.has_shuffle(),
-                typesize,
-                blocksize,
-            );
+        let too_short_to_split = c_blosc2_splits && blocksize < typesize;
         let (nblocks, leftover) = blocks_of(nbytes, blocksize);
         Plan {
             nbytes,
@@ -475,7 +478,8 @@ impl Context {
             blocksize,
             nblocks,
             leftover,
-            dont_split,
+            dont_split: !c_blosc2_splits || too_short_to_split,
+            too_short_to_split,
             delta_ref: None,
         }
     }
@@ -530,9 +534,11 @@ impl Context {
         self.carry_out(nbytes, stune_typesize, plan.blocksize);
         let mut h = self.base_header(&plan);
         let p = &self.params;
-        let memcpyed = p.clevel == 0
-            || nbytes < MIN_BUFFERSIZE
-            || EXTENDED_HEADER_LEN + 4 * plan.nblocks > dst.len();
+        // Block starts that do not fit make c-blosc2 store the chunk as is from the start,
+        // but not with a dictionary to build: it finds out after its sampling pass, so the
+        // stored chunk keeps the split and codec flags set in between.
+        let bstarts_fit = EXTENDED_HEADER_LEN + 4 * plan.nblocks <= dst.len();
+        let memcpyed = p.clevel == 0 || nbytes < MIN_BUFFERSIZE || (!bstarts_fit && !p.use_dict);
         if memcpyed {
             h.add_flags(header::MEMCPYED);
             return self.write_memcpyed(&mut h, asked_blocksize, src, dst);
@@ -541,7 +547,7 @@ impl Context {
             h.add_flags(header::DODELTA);
             plan.delta_ref = self.delta_reference(&plan, src)?;
         }
-        if plan.dont_split {
+        if plan.dont_split && !plan.too_short_to_split {
             h.add_flags(header::DONT_SPLIT);
         }
         h.add_flags(codec_format(p.codec) << 5);
@@ -551,6 +557,10 @@ impl Context {
         } else {
             None
         };
+        if !bstarts_fit {
+            h.add_flags(header::MEMCPYED);
+            return self.write_memcpyed(&mut h, asked_blocksize, src, dst);
+        }
         let mut pos = EXTENDED_HEADER_LEN + 4 * plan.nblocks;
         if let Some(d) = &dict {
             h.add_blosc2_flags(header::USEDICT);
@@ -578,6 +588,9 @@ impl Context {
             h.add_flags(header::MEMCPYED);
             return self.write_memcpyed(&mut h, asked_blocksize, src, dst);
         };
+        if plan.too_short_to_split {
+            h.add_flags(header::DONT_SPLIT);
+        }
         let nstreams: usize = (0..plan.nblocks).map(|j| plan.nstreams(j)).sum();
         if dict.is_none() && end == EXTENDED_HEADER_LEN + 4 * plan.nblocks + 4 * nstreams {
             // Every stream is a run of zeros: the whole chunk is.

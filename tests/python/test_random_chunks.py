@@ -2,7 +2,7 @@
 the super-chunks of test_random_interop.py do not reach: typesizes up to 255, explicit
 blocksizes of any size (below the typesize too, and not multiples of it), filter pipelines
 of up to six slots (TRUNC_PREC anywhere on 4- and 8-byte items), chunks up to 3 MB, 1-4
-threads on our side, every split mode, clevels 0-9.
+threads on our side, every split mode, clevels 0-9, dictionaries (LZ4, LZ4HC, zstd).
 
 Each seed checks:
 - our chunk reads back in c-blosc2 and here: to the input, or with TRUNC_PREC to the same
@@ -37,6 +37,7 @@ F = blosc2.Filter
 CODECS = [b2frame.CODEC_BLOSCLZ, b2frame.CODEC_LZ4, b2frame.CODEC_LZ4HC, b2frame.CODEC_ZLIB,
           b2frame.CODEC_ZSTD]
 FILTERS = [F.NOFILTER, F.SHUFFLE, F.BITSHUFFLE, F.DELTA, F.TRUNC_PREC, F.BYTEDELTA]
+DICT_CODECS = (b2frame.CODEC_LZ4, b2frame.CODEC_LZ4HC, b2frame.CODEC_ZSTD)
 
 
 def random_data(rng, nbytes, typesize):
@@ -88,14 +89,15 @@ def random_case(seed):
         meta.append(int(rng.integers(1, 20)) if f == F.TRUNC_PREC else 0)
     splitmode = int(rng.integers(1, 5))
     nthreads = int(rng.integers(1, 5))
+    use_dict = bool(codec in DICT_CODECS and rng.random() < 0.25)
     theirs = dict(codec=blosc2.Codec(codec), clevel=clevel, filters=filters, filters_meta=meta,
                   typesize=typesize, blocksize=blocksize,
-                  splitmode=blosc2.SplitMode(splitmode), nthreads=1)
+                  splitmode=blosc2.SplitMode(splitmode), nthreads=1, use_dict=use_dict)
     # compress2 sets a BYTEDELTA meta of 0 to the typesize (int8: it refuses one above 127).
     ours = dict(codec=codec, clevel=clevel, filters=[f.value for f in filters],
                 filters_meta=[typesize if f == F.BYTEDELTA else m for f, m in zip(filters, meta)],
                 typesize=typesize, blocksize=blocksize, splitmode=splitmode,
-                nthreads=nthreads)
+                nthreads=nthreads, use_dict=int(use_dict))
     return data, theirs, ours, int(rng.integers(1, 5))
 
 
