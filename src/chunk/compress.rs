@@ -541,6 +541,11 @@ impl Context {
         let memcpyed = p.clevel == 0 || nbytes < MIN_BUFFERSIZE || (!bstarts_fit && !p.use_dict);
         if memcpyed {
             h.add_flags(header::MEMCPYED);
+            if nbytes == 0 && p.use_dict && p.clevel > 0 {
+                // c-blosc2 compresses an empty input again without the dictionary it could
+                // not build, finds no stream in it and marks the stored chunk a run of zeros.
+                h.add_blosc2_flags((SpecialValue::Zero as u8) << 4);
+            }
             return self.write_memcpyed(&mut h, asked_blocksize, src, dst);
         }
         if p.filters.contains(&filters::DELTA) {
