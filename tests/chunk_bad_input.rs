@@ -428,3 +428,23 @@ fn stored_chunk_short_of_its_bytes() {
         "memcpyed chunk of 28 bytes has cbytes 58 (expected 60)",
     );
 }
+
+#[test]
+fn split_blocks_shorter_than_their_streams() {
+    // As c-blosc2 writes a blocksize below the typesize with splits on and room to spare:
+    // blocks flagged as split into typesize streams, fewer bytes than streams (it cannot read
+    // such a chunk either). Made here from b2frame's unsplit chunk by clearing that flag.
+    let p = CParams {
+        codec: codecs::LZ4,
+        typesize: 16,
+        blocksize: 15,
+        splitmode: chunk::SplitMode::Always,
+        ..CParams::default()
+    };
+    let src: Vec<u8> = (0..300u32).map(|i| (i / 40) as u8).collect();
+    let mut c = Context::new(p).unwrap().compress_to_vec(&src).unwrap();
+    assert_eq!(c[2] & 0x12, 0x10, "an unsplit chunk, not stored as is");
+    assert_eq!(decode(&c).unwrap(), src);
+    c[2] &= !0x10;
+    assert_corrupt(decode(&c), "block of 15 bytes cannot be split into 16 streams");
+}

@@ -548,24 +548,27 @@ impl Context {
             }
             return self.write_memcpyed(&mut h, asked_blocksize, src, dst);
         }
-        if p.filters.contains(&filters::DELTA) {
+        let delta = p.filters.contains(&filters::DELTA);
+        if delta {
             h.add_flags(header::DODELTA);
-            plan.delta_ref = self.delta_reference(&plan, src)?;
         }
         if plan.dont_split && !plan.too_short_to_split {
             h.add_flags(header::DONT_SPLIT);
         }
         h.add_flags(codec_format(p.codec) << 5);
-
+        if !bstarts_fit {
+            // Stored with the flags above; the dictionary c-blosc2 samples here goes unused.
+            h.add_flags(header::MEMCPYED);
+            return self.write_memcpyed(&mut h, asked_blocksize, src, dst);
+        }
+        if delta {
+            plan.delta_ref = self.delta_reference(&plan, src)?;
+        }
         let dict = if p.use_dict {
             self.build_dict(&plan, src)?
         } else {
             None
         };
-        if !bstarts_fit {
-            h.add_flags(header::MEMCPYED);
-            return self.write_memcpyed(&mut h, asked_blocksize, src, dst);
-        }
         let mut pos = EXTENDED_HEADER_LEN + 4 * plan.nblocks;
         if let Some(d) = &dict {
             h.add_blosc2_flags(header::USEDICT);
