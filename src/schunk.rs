@@ -969,7 +969,9 @@ impl SChunk {
         };
         // Keep the fixed-chunksize layout or switch to variable-length chunks, when and as
         // c-blosc2 does: a chunk larger than the chunksize, one after a short last chunk, or
-        // one of another size anywhere but last.
+        // one of another size anywhere but last. Also an empty chunk, even last, which
+        // c-blosc2 keeps in the fixed layout: its frame then counts one chunk too few from
+        // the header's nbytes, and neither library opens it.
         let mut cs = i64::from(f.header.chunksize);
         if cs == -1 {
             cs = nb;
@@ -981,7 +983,8 @@ impl SChunk {
                     "chunk of {nb} bytes is larger than the frame's chunksize ({cs}); create the frame with chunksize 0 for variable-length chunks"
                 );
             }
-            let fits = nb <= cs
+            let fits = 0 < nb
+                && nb <= cs
                 && match place {
                     Placement::Insert(pos) => {
                         !short_last(cs, f.header.nbytes, n) && (pos == n || nb == cs)

@@ -446,5 +446,8 @@ fn split_blocks_shorter_than_their_streams() {
     assert_eq!(c[2] & 0x12, 0x10, "an unsplit chunk, not stored as is");
     assert_eq!(decode(&c).unwrap(), src);
     c[2] &= !0x10;
-    assert_corrupt(decode(&c), "block of 15 bytes cannot be split into 16 streams");
+    assert_corrupt(
+        decode(&c),
+        "block of 15 bytes cannot be split into 16 streams",
+    );
 }

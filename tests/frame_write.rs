@@ -818,6 +818,63 @@ fn an_empty_chunk_is_never_made_the_first() {
     assert_eq!(s.nchunks(), 0);
 }
 
+/// An empty chunk, even last, does not fit a fixed chunksize: the header's nbytes would count
+/// one chunk too few and the frame would not open again (c-blosc2 writes such frames, which
+/// neither library opens). The frame turns to variable-length chunks instead.
+#[test]
+fn an_empty_chunk_turns_a_fixed_chunksize_frame_variable() {
+    let dir = tempdir("empty-last");
+    let (first, second) = (data(1, CHUNK), data(2, CHUNK));
+    let empty = b2frame::chunk::Context::new(opts(true, 0).params)
+        .unwrap()
+        .compress_to_vec(&[])
+        .unwrap();
+    type Step = fn(&SChunk, &[u8]);
+    let cases: [(&str, Step, usize); 4] = [
+        (
+            "append",
+            |s, _| {
+                s.append(&[]).unwrap();
+            },
+            3,
+        ),
+        (
+            "insert last",
+            |s, _| {
+                s.insert(2, &[]).unwrap();
+            },
+            3,
+        ),
+        (
+            "append_chunk",
+            |s, c| {
+                s.append_chunk(c).unwrap();
+            },
+            3,
+        ),
+        ("update of the last", |s, _| s.update(1, &[]).unwrap(), 2),
+    ];
+    for contiguous in [true, false] {
+        for (what, step, n) in cases {
+            let path = dir.join(format!("{what}-{contiguous}.b2frame"));
+            let s = SChunk::create(Some(&path), &opts(contiguous, CHUNK as i32)).unwrap();
+            s.append(&first).unwrap();
+            s.append(&second).unwrap();
+            step(&s, &empty);
+            let mut model = vec![first.clone(), second.clone(), vec![]];
+            model.truncate(n);
+            model[n - 1] = vec![];
+            let what = format!("{what} (contiguous: {contiguous})");
+            assert_eq!(s.info().chunksize, 0, "{what}: chunksize");
+            check(&s, &model, &what);
+            drop(s);
+            let reopened = SChunk::open(&path, false)
+                .unwrap_or_else(|e| panic!("{what}: the frame does not open again: {e}"));
+            check(&reopened, &model, &format!("{what}, reopened"));
+        }
+    }
+}
+
 /// A chunk of NaNs stored in a frame of variable-length chunks keeps its own float width,
 /// whatever the frame's typesize (zeros take the frame's typesize, as c-blosc2 reads them).
 #[test]

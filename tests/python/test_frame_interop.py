@@ -201,6 +201,36 @@ def test_empty_chunks_are_written_only_where_c_blosc2_opens_the_frame(tmp_path, 
 
 
 @pytest.mark.parametrize("contiguous", [True, False])
+def test_an_empty_chunk_last_turns_a_fixed_chunksize_frame_variable(tmp_path, contiguous):
+    # c-blosc2 keeps the fixed chunksize: its header's nbytes then counts one chunk too few,
+    # and neither library opens the frame.
+    theirs = tmp_path / "theirs.b2frame"
+    s = blosc2.SChunk(chunksize=CHUNK, urlpath=str(theirs), contiguous=contiguous, mode="w",
+                      cparams={"typesize": 4})
+    s.append_data(chunk_data(1))
+    s.append_data(b"")
+    del s
+    with pytest.raises(RuntimeError):
+        blosc2.open(str(theirs))
+    with pytest.raises(b2frame.Error):
+        b2frame.Frame.open(theirs)
+    # b2frame turns the frame to variable-length chunks, which both libraries count by the
+    # index.
+    path = tmp_path / "ours.b2frame"
+    f = b2frame.Frame.create(path, contiguous=contiguous, chunksize=CHUNK, typesize=4)
+    model = [chunk_data(1), chunk_data(2), b""]
+    for c in model:
+        f.append(c)
+    assert f.info().chunksize == 0
+    f.close()
+    s = blosc2.open(str(path))
+    assert s.chunksize == 0
+    assert [s.decompress_chunk(i) for i in range(s.nchunks)] == model
+    with b2frame.Frame.open(path) as g:
+        assert [g.chunk(i) for i in range(g.nchunks)] == model
+
+
+@pytest.mark.parametrize("contiguous", [True, False])
 @pytest.mark.parametrize("typesize", [255, 256, 1000])
 def test_chunks_of_zeros_first_in_frames_of_large_typesizes(tmp_path, contiguous, typesize):
     # A chunk of zeros in a variable-length frame is stored as a repeated value; c-blosc2
