@@ -1218,8 +1218,10 @@ enum Placement {
 /// from index entries: stored in a file frame it refuses them (its lazy chunk read knows the
 /// repeated-value kind alone) and with them the whole frame when chunk 0 is one. So they are
 /// stored as that kind, repeating a zero (uninitialized bytes may hold anything) or a NaN.
-/// `None` where there is no such value: NaNs of sizes other than 4 and 8 (nothing reads
-/// them) and kinds other than these three.
+/// Zeros that are not a whole number of items are blocks of zero streams instead (a repeated
+/// value of one byte, as chunk 0, stops c-blosc2 opening the frame). `None` where there is
+/// no such value: NaNs of sizes other than 4 and 8 (nothing reads them) and kinds other than
+/// these three.
 fn stored_special(
     kind: SpecialValue,
     nbytes: usize,
@@ -1227,9 +1229,8 @@ fn stored_special(
     blocksize: usize,
 ) -> Result<Option<Vec<u8>>> {
     let (item, typesize) = match kind {
-        // Whole items of one zero byte where the chunk does not hold whole items.
         SpecialValue::Zero | SpecialValue::Uninit if !nbytes.is_multiple_of(typesize) => {
-            (vec![0], 1)
+            return chunk::special::zero_streams(nbytes, typesize, blocksize).map(Some);
         }
         SpecialValue::Zero | SpecialValue::Uninit => (vec![0; typesize], typesize),
         SpecialValue::Nan if typesize == 4 => (f32::NAN.to_le_bytes().to_vec(), 4),
@@ -1289,8 +1290,11 @@ impl Kept<'_> {
 
 /// How chunk `h` (bytes `chunk`) is kept at `place` of frame `f` once its chunksize is `cs`
 /// (0: variable-length). Zeros, NaNs and uninitialized bytes of a full chunk (or a last one)
-/// of a fixed-chunksize frame are index entries alone, as c-blosc2 keeps them; elsewhere
-/// they are stored as repeated values (see `stored_special`).
+/// of a fixed-chunksize frame are index entries alone, as c-blosc2 keeps them, where an
+/// entry reads back as the same chunk; elsewhere they are stored as repeated values (see
+/// `stored_special`). Both libraries rebuild an entry's chunk with the frame's typesize: a
+/// chunk whose nbytes that does not divide (c-blosc2 keeps it as an entry, and then cannot
+/// read it), or NaNs of another width, are stored.
 fn kept_form<'c>(
     f: &Frame,
     h: &ChunkHeader,
@@ -1301,11 +1305,16 @@ fn kept_form<'c>(
     let special = h.special()?;
     let nb = h.nbytes() as i64;
     let n = f.nchunks();
+    let ts = i64::from(f.header.typesize);
+    let rebuilt_alike = ts > 0
+        && nb % ts == 0
+        && match special {
+            SpecialValue::Zero | SpecialValue::Uninit => true,
+            SpecialValue::Nan => i64::from(h.typesize()) == ts,
+            _ => false,
+        };
     let index_only = cs > 0
-        && matches!(
-            special,
-            SpecialValue::Zero | SpecialValue::Nan | SpecialValue::Uninit
-        )
+        && rebuilt_alike
         && match place {
             Placement::Insert(pos) => nb == cs || pos == n,
             Placement::Replace(i) => nb == cs || i + 1 == n,

@@ -39,11 +39,12 @@ fn check(s: &SChunk, model: &[Vec<u8>], what: &str) {
             .unwrap_or_else(|e| panic!("{what}: chunk {i}: {e}"));
         assert!(got == *want, "{what}: chunk {i} differs");
     }
-    if total > 0 && total.is_multiple_of(4) {
+    let typesize = s.info().typesize as usize;
+    if total > 0 && total.is_multiple_of(typesize) {
         let all: Vec<u8> = model.concat();
         let mut out = vec![0u8; total];
         if s.info().chunksize > 0 {
-            s.get_slice(0, (total / 4) as i64, &mut out).unwrap();
+            s.get_slice(0, (total / typesize) as i64, &mut out).unwrap();
             assert!(out == all, "{what}: slice");
         }
     }
@@ -871,6 +872,45 @@ fn an_empty_chunk_turns_a_fixed_chunksize_frame_variable() {
             let reopened = SChunk::open(&path, false)
                 .unwrap_or_else(|e| panic!("{what}: the frame does not open again: {e}"));
             check(&reopened, &model, &format!("{what}, reopened"));
+        }
+    }
+}
+
+/// An index entry stands for a special chunk rebuilt with the frame's typesize: zeros that are
+/// not whole items of it, and NaNs of another width, are stored instead, and read back as
+/// given. Zeros as chunk 0 of a variable-length frame too.
+#[test]
+fn special_chunks_an_index_entry_would_change_are_stored() {
+    let dir = tempdir("special-stored");
+    let mut o = opts(true, 8000);
+    o.params.typesize = 8;
+    let ctx = b2frame::chunk::Context::new(o.params.clone()).unwrap();
+    let zeros = ctx.compress_to_vec(&[0u8; 2586]).unwrap();
+    assert_eq!(zeros.len(), 32, "a special chunk of zeros");
+    let nan32 = b2frame::chunk::special::build(SpecialValue::Nan, 8000, 4, 8000, None).unwrap();
+    let nan32_data = f32::NAN.to_le_bytes().repeat(2000);
+    let d = data(1, 8000);
+    let dc = ctx.compress_to_vec(&d).unwrap();
+    // (what, chunksize, chunks appended, chunks read back)
+    type Case<'a> = (&'a str, i32, Vec<&'a [u8]>, Vec<&'a [u8]>);
+    let cases: [Case; 3] = [
+        ("short zeros", 8000, vec![&zeros], vec![&[0; 2586]]),
+        ("zeros first", 0, vec![&zeros, &dc], vec![&[0; 2586], &d]),
+        ("nan32", 8000, vec![&dc, &nan32], vec![&d, &nan32_data]),
+    ];
+    for contiguous in [true, false] {
+        for (what, chunksize, chunks, want) in &cases {
+            let path = dir.join(format!("{what}-{contiguous}.b2frame"));
+            o.contiguous = contiguous;
+            o.chunksize = *chunksize;
+            let s = SChunk::create(Some(&path), &o).unwrap();
+            for c in chunks {
+                s.append_chunk(c).unwrap();
+            }
+            assert_eq!(s.info().chunksize, *chunksize, "{what}");
+            let want: Vec<Vec<u8>> = want.iter().map(|c| c.to_vec()).collect();
+            check(&s, &want, what);
+            check(&SChunk::open(&path, false).unwrap(), &want, what);
         }
     }
 }

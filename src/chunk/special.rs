@@ -56,6 +56,43 @@ pub fn build(
     Ok(out)
 }
 
+/// A regular chunk of `nbytes` zeros: each block (`blocksize` bytes, the last maybe fewer) one
+/// unsplit stream of zeros (a stream size of 0). Unlike a special chunk it needs no whole
+/// number of items: c-blosc2 opens a file frame whose first chunk is this, but not one whose
+/// first is a repeated value of another size than the frame's typesize.
+pub fn zero_streams(nbytes: usize, typesize: usize, blocksize: usize) -> Result<Vec<u8>> {
+    if nbytes > super::MAX_BUFFERSIZE {
+        bail!(
+            invalid,
+            "chunk of zeros: {nbytes} bytes exceed the chunk maximum"
+        );
+    }
+    let blocksize = if blocksize == 0 || blocksize > nbytes {
+        nbytes
+    } else {
+        blocksize
+    };
+    let nblocks = nbytes.div_ceil(blocksize.max(1));
+    let stored_typesize = if typesize > 255 {
+        1
+    } else {
+        typesize.max(1) as u8
+    };
+    let mut h = ChunkHeader::new_extended(stored_typesize, nbytes, blocksize, [0; 6], [0; 6], 0);
+    h.add_flags(super::header::DONT_SPLIT);
+    let streams_at = EXTENDED_HEADER_LEN + 4 * nblocks;
+    h.set_cbytes(streams_at + 4 * nblocks);
+    let mut out = vec![0u8; h.cbytes()];
+    h.write(&mut out);
+    for (j, start) in out[EXTENDED_HEADER_LEN..streams_at]
+        .chunks_exact_mut(4)
+        .enumerate()
+    {
+        start.copy_from_slice(&((streams_at + 4 * j) as i32).to_le_bytes());
+    }
+    Ok(out)
+}
+
 /// The special chunk a frame hands out for an index entry that holds a special value, as
 /// c-blosc2's `frame_special_chunk` does (default parameters with the frame's typesize and
 /// blocksize).

@@ -23,6 +23,11 @@ def chunk_data(k, n=CHUNK):
     return (np.arange(n // 4, dtype="<i4") // 3 + k * 1000).tobytes()
 
 
+def c_blosc2_file_frame(path, contiguous, chunksize, typesize):
+    return blosc2.SChunk(chunksize=chunksize, urlpath=str(path), contiguous=contiguous,
+                         mode="w", cparams={"typesize": typesize})
+
+
 def build_ours(path, contiguous, codec, filters):
     """Writes a frame here with every operation; returns the expected chunks, metas, vlmetas."""
     f = b2frame.Frame.create(path, contiguous=contiguous, chunksize=CHUNK, typesize=4,
@@ -175,8 +180,7 @@ def test_metalayer_names_and_vlmetalayer_count_as_c_blosc2_takes_them(tmp_path, 
 def test_empty_chunks_are_written_only_where_c_blosc2_opens_the_frame(tmp_path, contiguous):
     # c-blosc2 cannot open a frame whose first chunk is empty, its own included.
     theirs = tmp_path / "theirs.b2frame"
-    s = blosc2.SChunk(chunksize=0, urlpath=str(theirs), contiguous=contiguous, mode="w",
-                      cparams={"typesize": 4})
+    s = c_blosc2_file_frame(theirs, contiguous, 0, 4)
     s.append_data(chunk_data(1))
     s.insert_chunk(0, blosc2.compress2(b"", typesize=4))
     del s
@@ -205,8 +209,7 @@ def test_an_empty_chunk_last_turns_a_fixed_chunksize_frame_variable(tmp_path, co
     # c-blosc2 keeps the fixed chunksize: its header's nbytes then counts one chunk too few,
     # and neither library opens the frame.
     theirs = tmp_path / "theirs.b2frame"
-    s = blosc2.SChunk(chunksize=CHUNK, urlpath=str(theirs), contiguous=contiguous, mode="w",
-                      cparams={"typesize": 4})
+    s = c_blosc2_file_frame(theirs, contiguous, CHUNK, 4)
     s.append_data(chunk_data(1))
     s.append_data(b"")
     del s
@@ -228,6 +231,45 @@ def test_an_empty_chunk_last_turns_a_fixed_chunksize_frame_variable(tmp_path, co
     assert [s.decompress_chunk(i) for i in range(s.nchunks)] == model
     with b2frame.Frame.open(path) as g:
         assert [g.chunk(i) for i in range(g.nchunks)] == model
+
+
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_special_chunks_an_index_entry_would_change_are_stored(tmp_path, contiguous):
+    # Both libraries rebuild a special index entry with the frame's typesize. c-blosc2 keeps
+    # zeros that are not whole items as an entry anyway, and then cannot read the frame.
+    theirs = tmp_path / "theirs.b2frame"
+    s = c_blosc2_file_frame(theirs, contiguous, 8000, 8)
+    s.append_data(bytes(2586))
+    del s
+    with pytest.raises(RuntimeError):
+        blosc2.open(str(theirs)).decompress_chunk(0)
+    # b2frame stores such chunks: zeros that are not whole items as blocks of zero streams
+    # (c-blosc2 does not open a file frame whose first chunk repeats a value of another
+    # size than the frame's typesize), and NaNs of another width than the typesize.
+    nan32 = blosc2.SChunk(chunksize=8000, cparams={"typesize": 4})
+    nan32.fill_special(2000, blosc2.SpecialValue.NAN)
+    nan32_chunk = nan32.get_chunk(0)
+    cases = {
+        "short zeros": (8000, [bytes(2586)]),
+        "zeros first": (0, [bytes(2586), chunk_data(1)]),
+        "nan32 in 8-byte items": (8000, [chunk_data(1), nan32_chunk]),
+    }
+    for name, (chunksize, chunks) in cases.items():
+        path = tmp_path / f"{name}.b2frame"
+        with b2frame.Frame.create(path, contiguous=contiguous, chunksize=chunksize,
+                                  typesize=8) as f:
+            for c in chunks:
+                if c is nan32_chunk:
+                    f.append_chunk(c)
+                else:
+                    f.append(c)
+            assert f.info().chunksize == chunksize, name
+        want = [np.full(2000, np.nan, "<f4").tobytes() if c is nan32_chunk else c
+                for c in chunks]
+        with b2frame.Frame.open(path) as f:
+            assert [f.chunk(i) for i in range(f.nchunks)] == want, name
+        s = blosc2.open(str(path))
+        assert [s.decompress_chunk(i) for i in range(s.nchunks)] == want, name
 
 
 @pytest.mark.parametrize("contiguous", [True, False])
