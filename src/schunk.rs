@@ -1292,9 +1292,9 @@ impl Kept<'_> {
 /// (0: variable-length). Zeros, NaNs and uninitialized bytes of a full chunk (or a last one)
 /// of a fixed-chunksize frame are index entries alone, as c-blosc2 keeps them, where an
 /// entry reads back as the same chunk; elsewhere they are stored as repeated values (see
-/// `stored_special`). Both libraries rebuild an entry's chunk with the frame's typesize: a
-/// chunk whose nbytes that does not divide (c-blosc2 keeps it as an entry, and then cannot
-/// read it), or NaNs of another width, are stored.
+/// `stored_special`). Both libraries rebuild an entry's chunk with the frame's typesize, so
+/// chunks whose nbytes it does not divide (c-blosc2 keeps them as entries, and then cannot
+/// read them) and NaNs of another width are stored.
 fn kept_form<'c>(
     f: &Frame,
     h: &ChunkHeader,

@@ -5,7 +5,7 @@
 mod common;
 
 use b2frame::chunk::decompress::{getitem, Decoder};
-use b2frame::chunk::{CParams, ChunkHeader, Context, SplitMode};
+use b2frame::chunk::{CParams, ChunkHeader, Context, SpecialValue, SplitMode};
 use b2frame::{codecs, filters};
 
 const CODECS: [u8; 5] = [
@@ -636,4 +636,29 @@ fn chunks_that_barely_fit_are_the_same_on_every_thread_count() {
         (100..5900).contains(&memcpyed),
         "{memcpyed} of 6000 stored as is"
     );
+}
+
+/// Chunks of zero streams (what frames store for zeros that are not whole items) decode to
+/// zeros, whole and item by item.
+#[test]
+fn zero_stream_chunks_decode_to_zeros() {
+    for nbytes in [1usize, 7, 2586, 100_003] {
+        for typesize in [1usize, 3, 8, 300] {
+            for blocksize in [0usize, 1, 16, 1000, 200_000] {
+                let what = format!("{nbytes} bytes, typesize {typesize}, blocksize {blocksize}");
+                let c = b2frame::chunk::special::zero_streams(nbytes, typesize, blocksize)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                let h = ChunkHeader::parse(&c).unwrap();
+                assert_eq!(h.special().unwrap(), SpecialValue::None, "{what}");
+                let out = b2frame::chunk::decompress_to_vec(&c, nbytes).unwrap();
+                assert!(out == vec![0; nbytes], "{what}");
+                let ts = usize::from(h.typesize());
+                if let Some(last) = (nbytes / ts).checked_sub(1) {
+                    let mut item = vec![0xA5u8; ts];
+                    getitem(&c, last, 1, &mut item).unwrap();
+                    assert!(item.iter().all(|&b| b == 0), "{what}: item {last}");
+                }
+            }
+        }
+    }
 }
