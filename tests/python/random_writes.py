@@ -54,9 +54,12 @@ def data(sub, n):
 def frame_case(seed):
     r = random.Random(f"frame case {seed}")
     typesize = r.choice([1, 2, 4, 8, r.randint(1, 40)])
+    chunksize = typesize * r.randint(1, 3000)
+    if r.random() < 0.1:
+        chunksize += r.randrange(typesize)  # now and then not whole items
     return dict(contiguous=r.random() < 0.6, sync=r.random() < 0.25, typesize=typesize,
-                chunksize=typesize * r.randint(1, 3000), codec=r.choice([0, 1, 2, 4, 5]),
-                clevel=r.randint(0, 9), nthreads=r.randint(1, 2))
+                chunksize=chunksize, codec=r.choice([0, 1, 2, 4, 5]), clevel=r.randint(0, 9),
+                nthreads=r.randint(1, 2))
 
 
 def frame_initial(seed, case):

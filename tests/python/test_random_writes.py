@@ -4,7 +4,8 @@ The writes (random_writes.py): append, append_chunk, insert, update, delete and 
 chunks of any length (full, short, longer than the chunksize, empty), special fills,
 vlmetalayers set and deleted, metalayers updated; on arrays, slab writes and vlmetalayers.
 Frames are contiguous or sparse, in files or in memory, synced or not; a sequence goes on
-now and then through another handle (reopened, saved as the other kind, copied to memory).
+now and then through another handle (reopened, saved as the other kind, copied to memory,
+copied into a file after other bytes and opened at their offset).
 
 - test_write_sequences_match_the_model: after every write the handle holds the model's
   content (a refused write leaves it as it was), and the reopened frame too. c-blosc2 then
@@ -92,8 +93,8 @@ def apply_checked(f, w, case, m, where):
     assert rw.frame_matches(rw.frame_state(f), m), f"{where}: {w[0]}: the frame is not the model"
 
 
-def read_frame(path):
-    with b2frame.Frame.open(path) as f:
+def read_frame(path, offset=0):
+    with b2frame.Frame.open(path, offset=offset) as f:
         return rw.frame_state(f)
 
 
@@ -109,8 +110,8 @@ def ids_c_blosc2_refuses(path):
     return bool(ids) and max(ids) > read_frame_info(path).cbytes - 32
 
 
-def c_blosc2_reads_frame(path, m, where):
-    s = blosc2.open(str(path), mode="r")
+def c_blosc2_reads_frame(path, m, where, offset=0):
+    s = blosc2.open(str(path), mode="r", offset=offset)
     assert s.nchunks == len(m["chunks"]), f"{where}: c-blosc2's nchunks"
     for i, want in enumerate(m["chunks"]):
         got = s.decompress_chunk(i)
@@ -157,32 +158,48 @@ def test_write_sequences_match_the_model(tmp_path, seed):
     f, m = create_frame(None if in_memory else path, case, seed)
     writes = rw.frame_writes(seed, case, n=5 + seed % 36)
     handles = np.random.default_rng([seed, 3])
+    prefix = b""  # bytes before an embedded frame (opened at their length as offset)
     for k, w in enumerate(writes):
         apply_checked(f, w, case, m, f"write {k}")
         if not in_memory and k % 3 == 2:
-            assert rw.frame_matches(read_frame(path), m), f"write {k}: reopened"
+            assert rw.frame_matches(read_frame(path, len(prefix)), m), f"write {k}: reopened"
         # Now and then the writes go on through another handle: the frame reopened, a copy
-        # saved as the other kind of frame, or an in-memory copy of the frame.
+        # saved as the other kind of frame, an in-memory copy, or a copy after other bytes
+        # in a file.
         turn = handles.random()
         if turn < 0.05 and not in_memory:
             f.close()
-            f = b2frame.Frame.open(path, READ_WRITE)
+            f = b2frame.Frame.open(path, READ_WRITE, offset=len(prefix))
         elif turn < 0.1:
             copy_path = tmp_path / f"copy{k}.b2frame"
             f.save(copy_path, contiguous=not case["contiguous"])
             f.close()
             case = dict(case, contiguous=copy_path.is_file())
-            path, in_memory = copy_path, False
+            path, in_memory, prefix = copy_path, False, b""
             f = b2frame.Frame.open(path, READ_WRITE)
         elif turn < 0.15 and case["contiguous"]:
             buffer = f.to_buffer()
             f.close()
             f, in_memory = b2frame.Frame.from_buffer(buffer, READ_WRITE), True
-            path = tmp_path / f"memory{k}.b2frame"  # where the frame is written at the end
+            path, prefix = tmp_path / f"memory{k}.b2frame", b""  # written there at the end
+        elif turn < 0.2 and case["contiguous"]:
+            buffer = f.to_buffer()
+            f.close()
+            prefix = rw.data(k, int(handles.integers(1, 5000)))
+            path, in_memory = tmp_path / f"embedded{k}.bin", False
+            path.write_bytes(prefix + buffer)
+            f = b2frame.Frame.open(path, READ_WRITE, offset=len(prefix))
         assert rw.frame_matches(rw.frame_state(f), m), f"write {k}: another handle"
     if in_memory:
         path.write_bytes(f.to_buffer())
     f.close()
+    if prefix:
+        content = path.read_bytes()
+        assert content.startswith(prefix), "the bytes before an embedded frame changed"
+        assert rw.frame_matches(read_frame(path, len(prefix)), m), "embedded, reopened"
+        c_blosc2_reads_frame(path, m, "c-blosc2, embedded", len(prefix))
+        path = tmp_path / "extracted.b2frame"
+        path.write_bytes(content[len(prefix):])
     assert rw.frame_matches(read_frame(path), m), "reopened"
     c_blosc2_reads_frame(path, m, "c-blosc2")
 
