@@ -1,6 +1,8 @@
 /* Frames from C: open/create/close, info, every chunk operation, to_buffer/save, and their
  * error paths (NULL pointers, bad modes, out-of-range indices, small buffers, read-only). */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <unistd.h>
 
@@ -258,6 +260,7 @@ struct reader {
   b2f_frame *f;
   volatile int *stop;
   int bad, reads;
+  atomic_int tries; /* reads begun: the appends wait for every reader's first */
 };
 
 static void *reader_main(void *arg) {
@@ -265,6 +268,7 @@ static void *reader_main(void *arg) {
   int32_t got[CHUNK / 4], want[CHUNK / 4];
   unsigned seed = 12345;
   while (!*r->stop) {
+    atomic_fetch_add(&r->tries, 1);
     b2f_info info;
     info.struct_size = sizeof info;
     if (b2f_get_info(r->f, &info) != B2F_OK) r->bad++;
@@ -292,9 +296,12 @@ static void test_threads(void) {
   struct reader r[4];
   pthread_t t[4];
   for (int i = 0; i < 4; i++) {
-    r[i] = (struct reader){f, &stop, 0, 0};
+    r[i] = (struct reader){f, &stop, 0, 0, 0};
     CHECK(pthread_create(&t[i], NULL, reader_main, &r[i]) == 0);
   }
+  /* Every reader at work before the appends, however the threads are scheduled. */
+  for (int i = 0; i < 4; i++)
+    while (atomic_load(&r[i].tries) == 0) sched_yield();
   for (int k = 4; k < 200; k++) {
     chunk_data(buf, k);
     CHECK(b2f_append(f, buf, CHUNK, NULL) == B2F_OK);
