@@ -1374,7 +1374,12 @@ fn special_part(
 ) -> Result<()> {
     // Any blocksize decodes a special chunk; one block unless the chunk exceeds a block's limit.
     let blocksize = n.clamp(1, chunk::MAX_BLOCKSIZE);
-    let c = chunk::special::build(kind, n, typesize.max(1), blocksize, None)?;
+    // Zeros need no whole items (c-blosc2 keeps a short last chunk of them as an entry).
+    let typesize = match kind {
+        SpecialValue::Zero | SpecialValue::Uninit if !n.is_multiple_of(typesize.max(1)) => 1,
+        _ => typesize.max(1),
+    };
+    let c = chunk::special::build(kind, n, typesize, blocksize, None)?;
     Decoder::new(&c)?.decode_range(part, dst)
 }
 

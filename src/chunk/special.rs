@@ -95,7 +95,8 @@ pub fn zero_streams(nbytes: usize, typesize: usize, blocksize: usize) -> Result<
 
 /// The special chunk a frame hands out for an index entry that holds a special value, as
 /// c-blosc2's `frame_special_chunk` does (default parameters with the frame's typesize and
-/// blocksize).
+/// blocksize). Zeros (or uninitialized bytes) that are not whole items, which c-blosc2 keeps
+/// as an entry but cannot hand out, are blocks of zero streams.
 pub fn for_frame(
     kind: SpecialValue,
     nbytes: usize,
@@ -111,5 +112,10 @@ pub fn for_frame(
         nbytes,
         blocksize,
     );
+    if matches!(kind, SpecialValue::Zero | SpecialValue::Uninit)
+        && !nbytes.is_multiple_of(typesize.max(1))
+    {
+        return zero_streams(nbytes, typesize, bs);
+    }
     build(kind, nbytes, typesize, bs, None)
 }
