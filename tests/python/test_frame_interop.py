@@ -215,8 +215,10 @@ def test_an_empty_chunk_last_turns_a_fixed_chunksize_frame_variable(tmp_path, co
     del s
     with pytest.raises(RuntimeError):
         blosc2.open(str(theirs))
-    with pytest.raises(b2frame.Error):
+    with pytest.raises(b2frame.Error) as e:
         b2frame.Frame.open(theirs)
+    assert e.value.status == b2frame.ERR_CORRUPT
+    assert "frame index: decodes to 16 bytes, expected 8 for 1 chunks" in str(e.value)
     # b2frame turns the frame to variable-length chunks, which both libraries count by the
     # index.
     path = tmp_path / "ours.b2frame"
