@@ -1228,10 +1228,10 @@ fn stored_special(
     typesize: usize,
     blocksize: usize,
 ) -> Result<Option<Vec<u8>>> {
+    if chunk::special::zeros_not_whole_items(kind, nbytes, typesize) {
+        return chunk::special::zero_streams(nbytes, typesize, blocksize).map(Some);
+    }
     let (item, typesize) = match kind {
-        SpecialValue::Zero | SpecialValue::Uninit if !nbytes.is_multiple_of(typesize) => {
-            return chunk::special::zero_streams(nbytes, typesize, blocksize).map(Some);
-        }
         SpecialValue::Zero | SpecialValue::Uninit => (vec![0; typesize], typesize),
         SpecialValue::Nan if typesize == 4 => (f32::NAN.to_le_bytes().to_vec(), 4),
         SpecialValue::Nan if typesize == 8 => (f64::NAN.to_le_bytes().to_vec(), 8),
@@ -1375,9 +1375,10 @@ fn special_part(
     // Any blocksize decodes a special chunk; one block unless the chunk exceeds a block's limit.
     let blocksize = n.clamp(1, chunk::MAX_BLOCKSIZE);
     // Zeros need no whole items (c-blosc2 keeps a short last chunk of them as an entry).
-    let typesize = match kind {
-        SpecialValue::Zero | SpecialValue::Uninit if !n.is_multiple_of(typesize.max(1)) => 1,
-        _ => typesize.max(1),
+    let typesize = if chunk::special::zeros_not_whole_items(kind, n, typesize) {
+        1
+    } else {
+        typesize.max(1)
     };
     let c = chunk::special::build(kind, n, typesize, blocksize, None)?;
     Decoder::new(&c)?.decode_range(part, dst)

@@ -56,6 +56,14 @@ pub fn build(
     Ok(out)
 }
 
+/// Whether a special chunk of `kind` over `nbytes` is zeros that are not whole items of
+/// `typesize`: no special chunk holds them (c-blosc2's and ours want whole items), but zeros
+/// need no item size, so they are read and stored as [`zero_streams`].
+pub fn zeros_not_whole_items(kind: SpecialValue, nbytes: usize, typesize: usize) -> bool {
+    matches!(kind, SpecialValue::Zero | SpecialValue::Uninit)
+        && !nbytes.is_multiple_of(typesize.max(1))
+}
+
 /// A regular chunk of `nbytes` zeros: each block (`blocksize` bytes, the last maybe fewer) one
 /// unsplit stream of zeros (a stream size of 0). Unlike a special chunk it needs no whole
 /// number of items: c-blosc2 opens a file frame whose first chunk is this, but not one whose
@@ -112,9 +120,7 @@ pub fn for_frame(
         nbytes,
         blocksize,
     );
-    if matches!(kind, SpecialValue::Zero | SpecialValue::Uninit)
-        && !nbytes.is_multiple_of(typesize.max(1))
-    {
+    if zeros_not_whole_items(kind, nbytes, typesize) {
         return zero_streams(nbytes, typesize, bs);
     }
     build(kind, nbytes, typesize, bs, None)
