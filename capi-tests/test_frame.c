@@ -223,6 +223,7 @@ static void test_open_errors(void) {
   s.chunksize = -1;
   s.contiguous = true;
   CHECK_STATUS(b2f_create(NULL, &s, &f), B2F_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(b2f_last_error(), "chunksize -1 is negative") != NULL);
   CHECK_STATUS(b2f_create(NULL, NULL, &f), B2F_ERR_INVALID_ARGUMENT);
   s.chunksize = 0;
   s.contiguous = false; /* in memory means contiguous */

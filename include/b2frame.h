@@ -172,7 +172,7 @@ typedef struct b2f_storage {
    */
   bool contiguous;
   /**
-   * Bytes per chunk; 0 = variable-length chunks.
+   * Bytes per chunk; 0 = variable-length chunks. Negative values are refused.
    */
   int32_t chunksize;
   /**
@@ -204,7 +204,8 @@ typedef struct b2f_info {
   int64_t cbytes;
   int32_t typesize;
   /**
-   * 0 for variable-length chunks.
+   * 0 for variable-length chunks; -1 for a frame without chunks whose first chunk sets it
+   * (c-blosc2's empty frames record no chunksize).
    */
   int32_t chunksize;
   /**

@@ -27,7 +27,8 @@ use crate::frame::{ChunkData, Frame, Store, Wanted};
 pub struct CreateOptions {
     /// A contiguous frame (a file, or memory) rather than a sparse one (a directory).
     pub contiguous: bool,
-    /// Bytes per chunk; 0 = variable-length chunks.
+    /// Bytes per chunk; 0 = variable-length chunks; -1 = set by the first chunk, as in
+    /// c-blosc2's empty frames (`b2f convert` copies them so; the C API takes no -1).
     pub chunksize: i32,
     pub params: CParams,
     /// Sync data to disk at every commit (survives power loss, not only a killed writer).
@@ -352,10 +353,10 @@ impl SChunk {
 
     fn create_at(path: Option<&Path>, opts: &CreateOptions) -> Result<SChunk> {
         opts.params.validate()?;
-        if opts.chunksize < 0 {
+        if opts.chunksize < -1 {
             bail!(
                 invalid,
-                "chunksize {} is negative (0 means variable-length chunks)",
+                "chunksize {} is negative (0 means variable-length chunks, -1 set by the first chunk)",
                 opts.chunksize
             );
         }
@@ -485,7 +486,7 @@ impl SChunk {
             nbytes: h.nbytes,
             cbytes: h.cbytes,
             typesize: h.typesize,
-            chunksize: h.chunksize.max(0),
+            chunksize: h.chunksize,
             blocksize: h.blocksize.max(0),
             codec: h.codec(),
             clevel: h.clevel(),
@@ -893,9 +894,14 @@ impl SChunk {
             bail!(invalid, "fill_special: nitems {nitems} is negative");
         }
         if cs <= 0 {
+            let has = if cs == 0 {
+                "variable-length chunks"
+            } else {
+                "no chunksize until its first chunk"
+            };
             bail!(
                 invalid,
-                "fill_special needs a frame with a fixed chunksize (this one has {cs})"
+                "fill_special needs a frame with a fixed chunksize (this one has {has})"
             );
         }
         let cs = i64::from(cs);
@@ -974,7 +980,9 @@ impl SChunk {
         // the header's nbytes, and neither library opens it.
         let mut cs = i64::from(f.header.chunksize);
         if cs == -1 {
-            cs = nb;
+            // Not set yet: the first chunk sets it. A frame that has chunks anyway (not
+            // written so by either library) takes no guess from them: variable-length.
+            cs = if n == 0 { nb } else { 0 };
         }
         if cs > 0 {
             if nb > cs && n == 0 {

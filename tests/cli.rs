@@ -508,3 +508,28 @@ fn slice_text_matches_numpy() {
     let got = String::from_utf8(ok(&["slice", s(&rec), ":", "--text"])).unwrap();
     assert_eq!(got.trim_end(), "(3, 1.5, \"xy\", [1, 2])");
 }
+
+/// c-blosc2's empty frame has no chunksize yet (-1): `info` says so, and `convert` keeps it
+/// unset, so the copy's first chunk sets it as the original's would.
+#[test]
+fn an_empty_c_blosc2_frame_keeps_its_chunksize_unset() {
+    let dir = common::TempDir::new("cli-unset");
+    let src = tmp(&dir, "empty.b2frame");
+    let script = "import sys, blosc2\n\
+        blosc2.SChunk(chunksize=8000, urlpath=sys.stdin.read(), contiguous=True, mode='w', \
+                      cparams={'typesize': 4})";
+    common::run_python(script, s(&src).as_bytes());
+    let text = String::from_utf8(ok(&["info", s(&src)])).unwrap();
+    assert!(
+        text.contains("chunksize     not set (the first chunk sets it)"),
+        "{text}"
+    );
+    let json: Value = serde_json::from_slice(&ok(&["info", "--json", s(&src)])).unwrap();
+    assert_eq!(json["chunksize"], -1, "{json}");
+    let copy = tmp(&dir, "copy.b2frame");
+    ok(&["convert", s(&src), s(&copy), "--sparse"]);
+    let c = SChunk::open(&copy, true).unwrap();
+    assert_eq!(c.info().chunksize, -1);
+    c.append(&[7u8; 1000]).unwrap();
+    assert_eq!(c.info().chunksize, 1000);
+}

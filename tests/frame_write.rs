@@ -1102,3 +1102,75 @@ fn slices_read_right_however_they_cut_chunks_and_blocks() {
         }
     }
 }
+
+/// Chunksize -1, c-blosc2's "not set yet": the first chunk sets it, and the frame then goes
+/// as any of that chunksize. A frame made with it records -1 until then, as c-blosc2's do.
+#[test]
+fn chunksize_minus_one_is_set_by_the_first_chunk() {
+    let dir = tempdir("chunksize-unset");
+    for contiguous in [true, false] {
+        let path = dir.join(format!("unset-{contiguous}.b2frame"));
+        let s = SChunk::create(Some(&path), &opts(contiguous, -1)).unwrap();
+        assert_eq!(s.info().chunksize, -1);
+        drop(s);
+        let s = SChunk::open(&path, true).unwrap();
+        assert_eq!(s.info().chunksize, -1, "reopened empty");
+        let mut model = vec![data(1, 1000), data(2, 1000)];
+        for d in &model {
+            s.append(d).unwrap();
+        }
+        assert_eq!(s.info().chunksize, 1000, "set by the first chunk");
+        s.append(&data(3, 2000)).unwrap();
+        model.push(data(3, 2000));
+        assert_eq!(s.info().chunksize, 0, "a larger chunk: variable-length");
+        check(&s, &model, "unset");
+        drop(s);
+        check(
+            &SChunk::open(&path, false).unwrap(),
+            &model,
+            "unset, reopened",
+        );
+    }
+    let Err(e) = SChunk::create(None, &opts(true, -2)) else {
+        panic!("-2 is refused")
+    };
+    assert!(
+        matches!(&e, b2frame::Error::InvalidArgument(m) if m.contains("chunksize -2 is negative")),
+        "{e}"
+    );
+    let s = SChunk::create(None, &opts(true, -1)).unwrap();
+    let e = s.fill_special(10, SpecialValue::Zero).unwrap_err();
+    assert!(
+        matches!(&e, b2frame::Error::InvalidArgument(m) if m.contains("no chunksize until its first chunk")),
+        "{e}"
+    );
+}
+
+/// A header that says -1 over chunks (neither library writes one) is read by its index, and
+/// the next chunk makes it variable-length instead of taking that chunk's size as the
+/// chunksize of chunks that have other sizes.
+#[test]
+fn chunksize_minus_one_over_chunks_turns_variable() {
+    let v = SChunk::create(None, &opts(true, 0)).unwrap();
+    let mut model = vec![data(1, 1200), data(2, 2000), data(3, 800)];
+    for d in &model {
+        v.append(d).unwrap();
+    }
+    let mut frame = v.to_buffer().unwrap();
+    let pos = b2frame::frame::header::CHUNKSIZE_POS;
+    frame[pos..pos + 4].copy_from_slice(&(-1i32).to_be_bytes());
+    let dir = tempdir("chunksize-unset-over");
+    let path = dir.join("f.b2frame");
+    std::fs::write(&path, &frame).unwrap();
+    let s = SChunk::open(&path, true).unwrap();
+    assert_eq!(s.info().chunksize, -1);
+    check(&s, &model, "as found");
+    // 1000 bytes: the total (5000) is not below 4 chunks of 1000, so taking 1000 as the
+    // chunksize would make a header that counts 5 chunks where the index has 4.
+    s.append(&data(4, 1000)).unwrap();
+    model.push(data(4, 1000));
+    assert_eq!(s.info().chunksize, 0);
+    check(&s, &model, "appended");
+    drop(s);
+    check(&SChunk::open(&path, false).unwrap(), &model, "reopened");
+}

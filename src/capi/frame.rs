@@ -39,7 +39,7 @@ pub struct b2f_storage {
     pub struct_size: u32,
     /// true: a contiguous frame (a file, or memory); false: a sparse frame (a directory).
     pub contiguous: bool,
-    /// Bytes per chunk; 0 = variable-length chunks.
+    /// Bytes per chunk; 0 = variable-length chunks. Negative values are refused.
     pub chunksize: i32,
     /// Compression parameters of the frame's chunks.
     pub cparams: b2f_cparams,
@@ -74,7 +74,8 @@ pub struct b2f_info {
     /// or trailer). Chunks held as special values in the index take none.
     pub cbytes: i64,
     pub typesize: i32,
-    /// 0 for variable-length chunks.
+    /// 0 for variable-length chunks; -1 for a frame without chunks whose first chunk sets it
+    /// (c-blosc2's empty frames record no chunksize).
     pub chunksize: i32,
     /// 0 = automatic.
     pub blocksize: i32,
@@ -257,6 +258,14 @@ pub(crate) unsafe fn read_storage(s: *const b2f_storage) -> Result<CreateOptions
     };
     // SAFETY: `cp` is a local copy; its own struct_size says how much of it is meaningful.
     let params = unsafe { b2f_cparams::read(&cp) }?;
+    // The engine's -1 (set by the first chunk) is for copies of c-blosc2's empty frames.
+    if st.chunksize < 0 {
+        bail!(
+            invalid,
+            "chunksize {} is negative (0 means variable-length chunks)",
+            st.chunksize
+        );
+    }
     Ok(CreateOptions {
         contiguous: st.contiguous,
         chunksize: st.chunksize,

@@ -236,6 +236,29 @@ def test_an_empty_chunk_last_turns_a_fixed_chunksize_frame_variable(tmp_path, co
 
 
 @pytest.mark.parametrize("contiguous", [True, False])
+def test_chunksize_not_set_yet_is_reported_and_set_by_the_first_chunk(tmp_path, contiguous):
+    # c-blosc2's empty frame records chunksize -1: its first chunk sets it.
+    path = tmp_path / "theirs.b2frame"
+    c_blosc2_file_frame(path, contiguous, CHUNK, 4)  # dropped: written empty
+    assert blosc2.open(str(path)).chunksize == -1
+    model = [chunk_data(1, 1000), chunk_data(2, 1000), chunk_data(3, 400)]
+    with b2frame.Frame.open(path, b2frame.READ | b2frame.WRITE) as f:
+        assert f.info().chunksize == -1
+        for c in model:
+            f.append(c)
+        assert f.info().chunksize == 1000
+    s = blosc2.open(str(path))
+    assert s.chunksize == 1000
+    assert [s.decompress_chunk(i) for i in range(s.nchunks)] == model
+    # The C API makes no such frame: -1 is refused as any negative chunksize.
+    with pytest.raises(b2frame.Error) as e:
+        b2frame.Frame.create(tmp_path / "bad.b2frame", contiguous=contiguous, chunksize=-1,
+                             typesize=4)
+    assert e.value.status == b2frame.ERR_INVALID_ARGUMENT
+    assert "chunksize -1 is negative" in str(e.value)
+
+
+@pytest.mark.parametrize("contiguous", [True, False])
 def test_special_chunks_an_index_entry_would_change_are_stored(tmp_path, contiguous):
     # Both libraries rebuild a special index entry with the frame's typesize. c-blosc2 keeps
     # zeros that are not whole items as an entry anyway, and then cannot read the frame.

@@ -246,10 +246,10 @@ pub fn info(path: &Path, s: &SChunk, json: bool) -> String {
     let _ = writeln!(
         o,
         "chunksize     {}",
-        if i.chunksize > 0 {
-            format!("{} ({})", i.chunksize, human(i.chunksize as u64))
-        } else {
-            "variable".into()
+        match i.chunksize {
+            cs if cs > 0 => format!("{cs} ({})", human(cs as u64)),
+            0 => "variable".into(),
+            _ => "not set (the first chunk sets it)".into(),
         }
     );
     let _ = writeln!(
