@@ -112,7 +112,18 @@ fn compress_one_shot(clevel: u8, src: &[u8], dst: &mut [u8]) -> c_int {
 /// The same output as `LZ4_compress_HC`, which c-blosc2 calls, from a state kept per thread
 /// (as [`compress`] does): `LZ4_compress_HC` allocates its 256 KiB state and clears it for
 /// every stream, the fast reset moves the window past the old entries instead.
+///
+/// Where the output must be shorter than the input, a stream the probe finds incompressible
+/// gives 0 at once (stored raw, as c-blosc2 stores it after LZ4HC's full search).
 pub fn compress_hc(clevel: u8, src: &[u8], dst: &mut [u8]) -> usize {
+    if dst.len() <= src.len() && super::probe::incompressible(src) {
+        return 0;
+    }
+    hc(clevel, src, dst)
+}
+
+/// [`compress_hc`] without the probe.
+pub(super) fn hc(clevel: u8, src: &[u8], dst: &mut [u8]) -> usize {
     if src.len() > (2usize << 30) {
         return 0;
     }

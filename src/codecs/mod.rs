@@ -3,6 +3,7 @@
 pub mod blosclz;
 pub mod lz4;
 pub mod lz4_block;
+pub mod probe;
 pub mod zlib;
 pub mod zstd;
 

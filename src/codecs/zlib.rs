@@ -1,5 +1,7 @@
 //! zlib through libz-sys, built on zlib-ng 2.3.3 in compat mode: the same deflate engine and
-//! version c-blosc2's wheels bundle, so ratios are c-blosc2's and chunks are identical.
+//! version c-blosc2's wheels bundle, so ratios are c-blosc2's and chunks are identical, but
+//! for streams the probe stores raw without deflate (`probe.rs`: where deflate saves at most
+//! 0.5%, mostly nothing).
 //!
 //! Decoding takes libdeflate first for streams that compress less than 16:1, which is where
 //! it is faster than zlib-ng: measured over 30 kinds of data (runs, sparse noise, text,
@@ -44,7 +46,18 @@ extern "C" {
 const Z_OK: c_int = 0;
 
 /// Compresses `src` at `clevel` (zlib format); returns the length or 0 if it does not fit.
+///
+/// Where the output must be shorter than the input, a stream the probe finds incompressible
+/// gives 0 at once (stored raw, as c-blosc2 stores it after deflate gives it back no shorter).
 pub fn compress(clevel: u8, src: &[u8], dst: &mut [u8]) -> usize {
+    if dst.len() <= src.len() && super::probe::incompressible(src) {
+        return 0;
+    }
+    deflate(clevel, src, dst)
+}
+
+/// zlib-ng's `compress2`: the length, or 0 if it does not fit.
+pub(super) fn deflate(clevel: u8, src: &[u8], dst: &mut [u8]) -> usize {
     let mut out_len = dst.len() as c_ulong;
     // SAFETY: dst has out_len writable bytes, src has src.len() readable bytes.
     let rc = unsafe {
