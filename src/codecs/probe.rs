@@ -51,8 +51,9 @@ pub fn incompressible(src: &[u8]) -> bool {
     // of counters) shows it in the quick search; shuffled floats, whose first planes are
     // noise, are not searched through before their last planes are counted.
     let limit = src.len() / 512;
-    let mut quick_table = [0u32; 1 << QUICK_HASH_BITS];
-    let mut quick = RepeatSearch::new(src, &mut quick_table, limit);
+    // Made (cleared) only once a window's sample passes.
+    let mut quick_table: Option<[u32; 1 << QUICK_HASH_BITS]> = None;
+    let mut quick = RepeatSearch::new(src, limit);
     let nwindows = (src.len() / WINDOW).max(1);
     let windows_pass = (0..nwindows).all(|i| {
         let start = i * WINDOW;
@@ -62,42 +63,40 @@ pub fn incompressible(src: &[u8]) -> bool {
             start + WINDOW
         };
         let w = &src[start..end];
-        sample_uniform(w) && quick.covers_less(start, (start + QUICK).min(end)) && uniform(w)
+        if !sample_uniform(w) {
+            return false;
+        }
+        // Built once, not per window (clippy would build the array at every call).
+        #[allow(clippy::unnecessary_lazy_evaluations)]
+        let table = quick_table.get_or_insert_with(|| [0; 1 << QUICK_HASH_BITS]);
+        quick.covers_less(table, start, (start + QUICK).min(end)) && uniform(w)
     });
     // Then every position, afresh.
     windows_pass
         && TABLE.with(|t| {
             let mut table = t.borrow_mut();
+            table.clear();
             table.resize(1 << HASH_BITS, 0);
-            RepeatSearch::new(src, &mut table, limit).covers_less(0, src.len())
+            RepeatSearch::new(src, limit).covers_less(&mut table, 0, src.len())
         })
 }
 
-/// A greedy search for repeats of 4 bytes or more, at most 65,535 bytes back.
+/// A greedy search for repeats of 4 bytes or more, at most 65,535 bytes back, through a
+/// table (a power of two long, cleared before the first call) of the last position of each
+/// hash (low 16 bits) and 16 more bits of the hash, so that most lookups that cannot match
+/// end without reading the bytes they name.
 struct RepeatSearch<'a> {
     src: &'a [u8],
-    /// Per hash, its last position (low 16 bits) and 16 more bits of the hash, so that most
-    /// lookups that cannot match end without reading the bytes they name. A power of two
-    /// long.
-    table: &'a mut [u32],
-    hash_bits: u32,
-    /// The next position to look at.
-    at: usize,
     /// Bytes the repeats found so far cover.
     covered: usize,
     limit: usize,
 }
 
 impl<'a> RepeatSearch<'a> {
-    /// A search of `src` for repeats covering `limit` bytes, with `table` cleared.
-    fn new(src: &'a [u8], table: &'a mut [u32], limit: usize) -> Self {
-        table.fill(0);
-        let hash_bits = table.len().trailing_zeros();
+    /// A search of `src` for repeats covering `limit` bytes.
+    fn new(src: &'a [u8], limit: usize) -> Self {
         RepeatSearch {
             src,
-            table,
-            hash_bits,
-            at: 0,
             covered: 0,
             limit,
         }
@@ -107,14 +106,15 @@ impl<'a> RepeatSearch<'a> {
     /// fewer than `limit` bytes. (Calls over a stream go forward: an entry of a position
     /// ahead, from an earlier call, would name a wrong place, and find nothing as the bytes
     /// are compared.)
-    fn covers_less(&mut self, start: usize, end: usize) -> bool {
-        self.at = start;
+    fn covers_less(&mut self, table: &mut [u32], start: usize, end: usize) -> bool {
+        let hash_bits = table.len().trailing_zeros();
         let src = self.src;
         let load = |i: usize| u32::from_le_bytes([src[i], src[i + 1], src[i + 2], src[i + 3]]);
         let end = end.min(src.len().saturating_sub(7));
+        let mut at = start;
         // Four positions per 8-byte load.
-        'words: while self.at < end {
-            let i = self.at;
+        'words: while at < end {
+            let i = at;
             let word = u64::from_le_bytes([
                 src[i],
                 src[i + 1],
@@ -128,10 +128,10 @@ impl<'a> RepeatSearch<'a> {
             for k in 0..4 {
                 let x = (word >> (8 * k)) as u32;
                 let hash = x.wrapping_mul(0x9E37_79B1);
-                let slot = (hash >> (32 - self.hash_bits)) as usize;
-                let entry = self.table[slot];
+                let slot = (hash >> (32 - hash_bits)) as usize;
+                let entry = table[slot];
                 let pos = i + k;
-                self.table[slot] = (hash << 16) | (pos as u32 & 0xFFFF);
+                table[slot] = (hash << 16) | (pos as u32 & 0xFFFF);
                 if (entry ^ (hash << 16)) >> 16 != 0 {
                     continue;
                 }
@@ -149,10 +149,10 @@ impl<'a> RepeatSearch<'a> {
                 if self.covered >= self.limit {
                     return false;
                 }
-                self.at = pos + len;
+                at = pos + len;
                 continue 'words;
             }
-            self.at = i + 4;
+            at = i + 4;
         }
         true
     }
@@ -176,16 +176,11 @@ fn sample_uniform(w: &[u8]) -> bool {
 }
 
 /// Whether the bytes of window `w` are nearly uniform: the chance that two of them picked at
-/// random are equal is at most (1 + 1/64)/256.
+/// random are equal, (sum of count^2 - n) / (n (n - 1)) unbiased, is at most (1 + 1/64)/256.
 fn uniform(w: &[u8]) -> bool {
+    // Four interleaved histograms: four independent chains of adds. A window is under
+    // 16 KiB, so a count stays under 2^16.
     let mut counts = [[0u16; 256]; 4];
-    count(w, &mut counts);
-    collisions_at_most(&counts, w.len() as u64, 65, 64)
-}
-
-/// Adds the bytes of `w` to four interleaved histograms (four independent chains of adds;
-/// a window is under 16 KiB, so a count stays under 2^16).
-fn count(w: &[u8], counts: &mut [[u16; 256]; 4]) {
     let mut quads = w.chunks_exact(4);
     for q in &mut quads {
         counts[0][q[0] as usize] += 1;
@@ -196,21 +191,14 @@ fn count(w: &[u8], counts: &mut [[u16; 256]; 4]) {
     for &b in quads.remainder() {
         counts[0][b as usize] += 1;
     }
-}
-
-/// Whether `n` bytes counted in `counts` have pairs of equal bytes, over all pairs, at most
-/// `num / den / 256` (unbiased: (sum of count^2 - n) / (n (n - 1))).
-fn collisions_at_most(counts: &[[u16; 256]; 4], n: u64, num: u64, den: u64) -> bool {
     let squares: u64 = (0..256)
         .map(|i| {
-            let c = [0, 1, 2, 3]
-                .map(|k| u64::from(counts[k][i]))
-                .iter()
-                .sum::<u64>();
+            let c: u64 = counts.iter().map(|h| u64::from(h[i])).sum();
             c * c
         })
         .sum();
-    (squares - n) * 256 * den <= num * n * (n - 1)
+    let n = w.len() as u64;
+    (squares - n) * 256 * 64 <= 65 * n * (n - 1)
 }
 
 #[cfg(test)]
