@@ -451,3 +451,35 @@ fn split_blocks_shorter_than_their_streams() {
         "block of 15 bytes cannot be split into 16 streams",
     );
 }
+
+#[test]
+fn truncation_parameters_they_refuse_are_refused_on_chunks_of_zeros_too() {
+    // Blocks of zeros skip the filters (they stay zeros); the truncations' refusals do not.
+    use b2frame::filters::{INT_TRUNC, SHUFFLE, TRUNC_PREC};
+    for (filter, meta, typesize, needle) in [
+        (TRUNC_PREC, 60u8, 4, "exceeds the 23-bit mantissa"),
+        (TRUNC_PREC, 10, 2, "typesize 2 is not a float size"),
+        (INT_TRUNC, 40, 4, "leaves no bit of 4-byte integers"),
+        (INT_TRUNC, 2, 3, "typesize 3 is not an integer size"),
+    ] {
+        let ctx = Context::new(CParams {
+            filters: [0, 0, 0, 0, filter, SHUFFLE],
+            filters_meta: [0, 0, 0, 0, meta, 0],
+            typesize,
+            blocksize: 4096,
+            ..CParams::default()
+        })
+        .unwrap();
+        let noise: Vec<u8> = (0..30_000u32)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect();
+        for src in [noise, vec![0u8; 30_000]] {
+            match ctx.compress_to_vec(&src) {
+                Err(Error::InvalidArgument(m)) => {
+                    assert!(m.contains(needle), "message {m:?} lacks {needle:?}")
+                }
+                other => panic!("{filter} meta {meta}: expected a refusal, got {other:?}"),
+            }
+        }
+    }
+}

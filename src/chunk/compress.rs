@@ -484,6 +484,38 @@ impl Context {
         }
     }
 
+    /// Whether the filters (one at least) turn any block of zeros into zeros, so that such a
+    /// block's streams are runs of zeros without running them: shuffles, bytedelta and the
+    /// truncations do, the latter only with parameters they accept (they refuse the others on
+    /// every block, and still must). Delta does not (it XORs the blocks after block 0 with
+    /// it); the n-dim filters are left out. Asked only for blocks that start and end with a
+    /// zero byte: once per context, it cost one-shot compressions of 1 KiB 150 instructions.
+    #[inline(never)]
+    fn filters_keep_zeros(&self) -> bool {
+        let p = &self.params;
+        // As `plan` caps it for the filters.
+        let typesize = if p.typesize > MAX_SPLIT_TYPESIZE {
+            1
+        } else {
+            p.typesize
+        };
+        let mut any = false;
+        for (&id, &m) in p.filters.iter().zip(&p.filters_meta) {
+            let stays = match id {
+                filters::NOFILTER => continue,
+                filters::SHUFFLE | filters::BITSHUFFLE | filters::BYTEDELTA => true,
+                filters::TRUNC_PREC => filters::trunc_prec::zeroed_bits(m as i8, typesize).is_ok(),
+                filters::INT_TRUNC => filters::int_trunc::zeroed_bits(m as i8, typesize).is_ok(),
+                _ => false,
+            };
+            if !stays {
+                return false;
+            }
+            any = true;
+        }
+        any
+    }
+
     /// The header every chunk of this context starts with (cbytes and some flags set later).
     fn base_header(&self, plan: &Plan) -> ChunkHeader {
         let p = &self.params;
@@ -815,6 +847,23 @@ impl Context {
     ) -> Result<Option<(usize, bool)>> {
         let r = plan.block_range(j);
         let n = r.len();
+        let block = &src[r.clone()];
+        if block.first() == Some(&0)
+            && block.last() == Some(&0)
+            && self.filters_keep_zeros()
+            && is_run(block)
+        {
+            // What the filters and the run check would make of it, without them: 8 MiB of
+            // zeros compress 4-5 times as fast shuffled (12 -> 55-61 GB/s), 10-13 times
+            // bitshuffled. A block of zeros starts and ends with one: most others are not
+            // scanned.
+            let len = 4 * plan.nstreams(j);
+            if len > out.len() {
+                return Ok(None);
+            }
+            out[..len].fill(0);
+            return Ok(Some((len, false)));
+        }
         SCRATCH.with(|s| {
             let mut s = s.borrow_mut();
             let Scratch { a, b } = &mut *s;
@@ -1176,7 +1225,89 @@ fn codec_format(codec: u8) -> u8 {
 
 #[cfg(test)]
 mod tests {
-    use super::is_run;
+    use super::{is_run, Buf, CParams, Context};
+    use crate::filters;
+
+    #[test]
+    fn blocks_of_zeros_skip_only_filters_that_keep_them_zeros() {
+        // Block 0 of data, then blocks of zeros: delta would XOR those with block 0.
+        let ids = [
+            filters::NOFILTER,
+            filters::SHUFFLE,
+            filters::BITSHUFFLE,
+            filters::DELTA,
+            filters::TRUNC_PREC,
+            filters::BYTEDELTA,
+            filters::INT_TRUNC,
+        ];
+        let metas = [0u8, 2, 13, 60, (-3i8) as u8, (-60i8) as u8];
+        let mut skipped = Vec::new();
+        for typesize in [1, 2, 3, 4, 8, 12, 16] {
+            let mut src = vec![0u8; 3 * 4096 + 1000];
+            for (&a, &b, &meta) in ids
+                .iter()
+                .flat_map(|a| ids.iter().map(move |b| (a, b)))
+                .flat_map(|(a, b)| metas.iter().map(move |m| (a, b, m)))
+            {
+                let params = CParams {
+                    filters: [0, 0, 0, 0, a, b],
+                    filters_meta: [0, 0, 0, 0, meta, meta],
+                    typesize,
+                    ..CParams::default()
+                };
+                let Ok(ctx) = Context::new(params) else {
+                    continue; // a pipeline c-blosc2 would misread
+                };
+                let plan = ctx.plan(src.len(), 4096, typesize);
+                for (i, v) in src.iter_mut().enumerate() {
+                    *v = if i < plan.blocksize {
+                        (i * 7 + i / 13) as u8 | 1
+                    } else {
+                        0
+                    };
+                }
+                if !ctx.filters_keep_zeros() {
+                    continue;
+                }
+                skipped.push((a, b, meta, typesize));
+                let (mut x, mut y) = (vec![0u8; 4096], vec![0u8; 4096]);
+                for j in 1..plan.nblocks {
+                    let n = plan.block_range(j).len();
+                    let (x, y) = (&mut x[..n], &mut y[..n]);
+                    let out: &[u8] = match ctx.filter_block(&plan, j, &src, x, y) {
+                        Ok(Buf::Src) => &src[plan.block_range(j)],
+                        Ok(Buf::A) => x,
+                        Ok(Buf::B) => y,
+                        Err(e) => panic!("{a} {b} {meta} {typesize}: skipped, but refused: {e}"),
+                    };
+                    let zeros = out.iter().all(|&v| v == 0);
+                    assert!(
+                        zeros,
+                        "filters {a}, {b} (meta {meta}), typesize {typesize}, block {j}"
+                    );
+                }
+            }
+        }
+        // The pipelines that matter are among them: shuffles, bytedelta, truncations.
+        for (a, b, meta, typesize) in [
+            (filters::NOFILTER, filters::SHUFFLE, 0, 8),
+            (filters::NOFILTER, filters::BITSHUFFLE, 0, 4),
+            (filters::SHUFFLE, filters::BYTEDELTA, 2, 2),
+            (filters::TRUNC_PREC, filters::SHUFFLE, 13, 4),
+            (filters::INT_TRUNC, filters::SHUFFLE, (-3i8) as u8, 2),
+        ] {
+            assert!(
+                skipped.contains(&(a, b, meta, typesize)),
+                "{a}, {b}, {meta}, {typesize}"
+            );
+        }
+        assert!(!skipped
+            .iter()
+            .any(|s| s.0 == filters::DELTA || s.1 == filters::DELTA));
+        // Nothing to skip without a filter; nor past a truncation's refusal.
+        assert!(!skipped.iter().any(|s| s.0 == 0 && s.1 == 0));
+        assert!(!skipped.contains(&(filters::TRUNC_PREC, filters::SHUFFLE, 60, 4)));
+    }
 
     #[test]
     fn a_run_is_found_only_when_every_byte_matches() {

@@ -9,6 +9,14 @@ use crate::error::Result;
 /// counted from the top, when positive, and zeroes that many low bits when negative; at least
 /// one bit must survive.
 pub fn truncate(prec_bits: i8, typesize: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
+    let zeroed = zeroed_bits(prec_bits, typesize)?;
+    super::trunc_prec::zero_low_bits(zeroed, typesize, src, dst);
+    Ok(())
+}
+
+/// How many low bits [`truncate`] zeroes in each integer, or its error for parameters it
+/// refuses (whatever the data).
+pub fn zeroed_bits(prec_bits: i8, typesize: usize) -> Result<u32> {
     if !matches!(typesize, 1 | 2 | 4 | 8) {
         bail!(
             invalid,
@@ -24,8 +32,7 @@ pub fn truncate(prec_bits: i8, typesize: usize, src: &[u8], dst: &mut [u8]) -> R
             "int_trunc: precision {bits} bits leaves no bit of {typesize}-byte integers"
         );
     }
-    super::trunc_prec::zero_low_bits(zeroed as u32, typesize, src, dst);
-    Ok(())
+    Ok(zeroed as u32)
 }
 
 #[cfg(test)]

@@ -11,6 +11,13 @@ const MANTISSA_F64: i32 = 52;
 /// that many when negative. Only typesizes 4 and 8 are valid, and at least one mantissa bit
 /// must survive (so NaN and infinities keep their meaning).
 pub fn truncate(prec_bits: i8, typesize: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
+    zero_low_bits(zeroed_bits(prec_bits, typesize)?, typesize, src, dst);
+    Ok(())
+}
+
+/// How many low bits [`truncate`] zeroes in each item, or its error for parameters it refuses
+/// (whatever the data).
+pub fn zeroed_bits(prec_bits: i8, typesize: usize) -> Result<u32> {
     let mantissa = match typesize {
         4 => MANTISSA_F32,
         8 => MANTISSA_F64,
@@ -34,8 +41,7 @@ pub fn truncate(prec_bits: i8, typesize: usize, src: &[u8], dst: &mut [u8]) -> R
             "trunc_prec: removing {zeroed} bits leaves no mantissa in {typesize}-byte floats"
         );
     }
-    zero_low_bits(zeroed as u32, typesize, src, dst);
-    Ok(())
+    Ok(zeroed as u32)
 }
 
 /// Zeroes the `zeroed` low bits (fewer than the item's) of every little-endian item of

@@ -69,7 +69,8 @@ def ours_params(codec, clevel, pipeline, typesize, splitmode=b2frame.SPLIT_FORWA
                            nthreads=nthreads, use_dict=use_dict)
 
 
-def theirs(data, codec, clevel, pipeline, typesize, splitmode=4, nthreads=1, use_dict=False):
+def theirs(data, codec, clevel, pipeline, typesize, splitmode=4, nthreads=1, use_dict=False,
+           blocksize=0):
     filters, meta = PIPELINES[pipeline]
     meta = list(meta)
     if pipeline == "bytedelta":
@@ -77,7 +78,7 @@ def theirs(data, codec, clevel, pipeline, typesize, splitmode=4, nthreads=1, use
     return blosc2.compress2(data, codec=CODECS[codec], clevel=clevel,
                             filters=filters or [F.NOFILTER], filters_meta=meta or [0],
                             typesize=typesize, splitmode=blosc2.SplitMode(splitmode),
-                            nthreads=nthreads, use_dict=use_dict)
+                            nthreads=nthreads, use_dict=use_dict, blocksize=blocksize)
 
 
 # 3, 12 and 24 take the padded and the wide AVX2 shuffle kernels.
@@ -176,6 +177,49 @@ def test_chunks_are_byte_identical_to_c_blosc2(codec, pipeline):
         if a != b:
             differ.append((kind, size, typesize, clevel, split, len(a), len(b)))
     assert not differ, f"{len(differ)} cases differ, e.g. {differ[:5]}"
+
+
+def blocks_of_zeros_among_data(typesize, blocksize, seed):
+    """Blocks of zeros, of data, and of zeros but for one byte (first, middle or last), then a
+    leftover block of zeros: b2frame stores blocks of zeros without filtering them."""
+    rng = np.random.default_rng(seed)
+    data = dataset("noisy_f32", 4 * blocksize, typesize, seed=seed)
+    blocks = []
+    # Block 0 of data: delta XORs the others with it.
+    for k, kind in enumerate(["data", "zero", "last", "zero", "data", "first", "zero", "middle"]):
+        b = bytearray(blocksize)
+        if kind == "data":
+            b[:] = data[k % 4 * blocksize:(k % 4 + 1) * blocksize]
+        elif kind != "zero":
+            at = {"first": 0, "middle": blocksize // 2, "last": blocksize - 1}[kind]
+            b[at] = int(rng.integers(1, 256))
+        blocks.append(bytes(b))
+    return b"".join(blocks) + bytes(blocksize // 3 // typesize * typesize + 1)
+
+
+@pytest.mark.parametrize("codec", list(CODECS))
+def test_blocks_of_zeros_give_c_blosc2s_chunk_for_every_pipeline(codec):
+    differ = []
+    blocksize = 12288  # a multiple of every typesize here
+    for pipeline, typesize, split, nthreads in itertools.product(
+            PIPELINES, [1, 2, 4, 8, 12, 16], [1, 2], [1, 2]):
+        if not valid(pipeline, typesize) or (pipeline == "bytedelta" and typesize == 1):
+            continue
+        data = blocks_of_zeros_among_data(typesize, blocksize, seed=typesize)
+        whole = len(data) // typesize * typesize
+        if pipeline in ("delta+shuffle", "shuffle+delta", *LOSSY) and whole != len(data):
+            data = data[:whole]  # the bytes c-blosc2 leaves unwritten (see above)
+        for d in (data, bytes(len(data))):
+            a = theirs(d, codec, 5, pipeline, typesize, split, blocksize=blocksize)
+            params = ours_params(codec, 5, pipeline, typesize, split, nthreads=nthreads)
+            params.blocksize = blocksize
+            b = b2frame.compress(d, params)
+            back = blosc2.decompress2(b)
+            if pipeline not in LOSSY:
+                assert back == d, (pipeline, typesize, split, nthreads)
+            if a != b:
+                differ.append((pipeline, typesize, split, nthreads, len(d), len(a), len(b)))
+    assert not differ, f"{len(differ)} chunks differ from c-blosc2's, e.g. {differ[:5]}"
 
 
 @pytest.mark.parametrize("codec", [c for c in CODECS if c != b2frame.CODEC_BLOSCLZ])
