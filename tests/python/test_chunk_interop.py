@@ -214,7 +214,8 @@ def test_blocks_of_zeros_give_c_blosc2s_chunk_for_every_pipeline(codec):
             params = ours_params(codec, 5, pipeline, typesize, split, nthreads=nthreads)
             params.blocksize = blocksize
             b = b2frame.compress(d, params)
-            back = blosc2.decompress2(b)
+            # One thread: c-blosc2's decoder races on a delta after another filter (README).
+            back = blosc2.decompress2(b, nthreads=1)
             if pipeline not in LOSSY:
                 assert back == d, (pipeline, typesize, split, nthreads)
             if a != b:
