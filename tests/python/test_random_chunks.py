@@ -43,7 +43,7 @@ DICT_CODECS = (b2frame.CODEC_LZ4, b2frame.CODEC_LZ4HC, b2frame.CODEC_ZSTD)
 
 
 def random_data(rng, nbytes, typesize):
-    kind = rng.integers(0, 6)
+    kind = rng.integers(0, 7)
     if kind == 0:
         return rng.integers(0, 256, nbytes, dtype=np.uint8).tobytes()
     if kind == 1:
@@ -56,6 +56,17 @@ def random_data(rng, nbytes, typesize):
     if kind == 4:
         item = rng.integers(0, 256, typesize, dtype=np.uint8).tobytes()
         return (item * (nbytes // typesize + 1))[:nbytes]
+    if kind == 5:
+        # Sparse: runs of zeros between runs of noise, some spanning whole blocks (which
+        # b2frame stores without filtering them).
+        out = np.zeros(nbytes, np.uint8)
+        pos = 0
+        while pos < nbytes:
+            run = min(int(rng.integers(1, 70_000)), nbytes - pos)
+            if rng.random() < 0.5:
+                out[pos:pos + run] = rng.integers(0, 256, run, dtype=np.uint8)
+            pos += run
+        return out.tobytes()
     return rng.integers(0, 3, nbytes, dtype=np.uint8).tobytes()
 
 
