@@ -490,15 +490,10 @@ impl Context {
     /// every block, and still must). Delta does not (it XORs the blocks after block 0 with
     /// it); the n-dim filters are left out. Asked only for blocks that start and end with a
     /// zero byte: once per context, it cost one-shot compressions of 1 KiB 150 instructions.
+    /// `typesize` is the plan's, which the filters run with.
     #[inline(never)]
-    fn filters_keep_zeros(&self) -> bool {
+    fn filters_keep_zeros(&self, typesize: usize) -> bool {
         let p = &self.params;
-        // As `plan` caps it for the filters.
-        let typesize = if p.typesize > MAX_SPLIT_TYPESIZE {
-            1
-        } else {
-            p.typesize
-        };
         let mut any = false;
         for (&id, &m) in p.filters.iter().zip(&p.filters_meta) {
             let stays = match id {
@@ -850,7 +845,7 @@ impl Context {
         let block = &src[r.clone()];
         if block.first() == Some(&0)
             && block.last() == Some(&0)
-            && self.filters_keep_zeros()
+            && self.filters_keep_zeros(plan.typesize)
             && is_run(block)
         {
             // What the filters and the run check would make of it, without them: 8 MiB of
@@ -873,7 +868,7 @@ impl Context {
             }
             let (a, b) = (&mut a[..n], &mut b[..n]);
             let (data, mut defer): (&[u8], _) = match self.filter_block(plan, j, src, a, b)? {
-                Buf::Src => (&src[r.clone()], defer),
+                Buf::Src => (block, defer),
                 Buf::A => (a, None),
                 Buf::B => (b, None),
             };
@@ -1266,7 +1261,7 @@ mod tests {
                         0
                     };
                 }
-                if !ctx.filters_keep_zeros() {
+                if !ctx.filters_keep_zeros(plan.typesize) {
                     continue;
                 }
                 skipped.push((a, b, meta, typesize));
