@@ -608,7 +608,7 @@ impl<'a> Decoder<'a> {
         } else {
             // Streams go straight to `out` when nothing is left to undo.
             let n = out.len();
-            self.decode_streams(j, out, n, None)
+            self.decode_streams(j, out, n, None).map(|_| ())
         };
         result.map_err(|e| e.context(format_args!("chunk block {j}")))
     }
@@ -744,7 +744,14 @@ impl<'a> Decoder<'a> {
         let keep = self.planes_in_place && !(j + 1 == self.nblocks && self.leftover > 0);
         let mut sources = keep.then(|| PlaneSources::new(runs));
         let n = out.len();
-        self.decode_streams(j, a, n, sources.as_mut())?;
+        let zeros = self.decode_streams(j, a, n, sources.as_mut())?;
+        if zeros && self.filters_keep_zeros() {
+            // What undoing the filters would make of the block, without them (c-blosc2 fills
+            // the streams and undoes them): blocks of zeros in sparse data and in the padding
+            // of an n-dim array's edge chunks.
+            out.fill(0);
+            return Ok(());
+        }
         let a = &mut a[..n];
         match (self.only_unshuffle, &sources) {
             (Some(_), Some(sources)) => self.unshuffle_sources(sources, a, out),
@@ -757,10 +764,23 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
+    /// Whether undoing this chunk's filters leaves a block of zeros zeros: the shuffles and
+    /// bytedelta do, and the truncations have nothing to undo. Not delta (block 0's items are
+    /// XORed into the others) nor the n-dim filters. Out of line: asked only for blocks whose
+    /// streams are all runs of zeros.
+    #[inline(never)]
+    fn filters_keep_zeros(&self) -> bool {
+        use filters::{BITSHUFFLE, BYTEDELTA, BYTEDELTA_BUGGY, SHUFFLE};
+        self.h.filters().iter().all(|&id| {
+            is_noop_backward(id) || matches!(id, SHUFFLE | BITSHUFFLE | BYTEDELTA | BYTEDELTA_BUGGY)
+        })
+    }
+
     /// Decodes the compressed streams of block `j` into the first `n` bytes of `buf`; what
     /// follows them in `buf` is room the decoders may write over ([`STREAM_SLACK`]). With
     /// `sources`, streams stored raw stay in the chunk and runs of one byte are not written
-    /// out: `sources` says where the unshuffle reads them instead.
+    /// out: `sources` says where the unshuffle reads them instead. Returns whether every
+    /// stream was a run of zeros.
     ///
     /// The codec is picked once for all the block's streams: LZ4 without a dictionary, the
     /// most common, has a streams' loop of its own, without the per-stream dispatch.
@@ -771,7 +791,7 @@ impl<'a> Decoder<'a> {
         buf: &mut [u8],
         n: usize,
         sources: Option<&mut PlaneSources>,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         match (self.h.compformat(), &self.dict) {
             (header::FORMAT_LZ4, Dict::None) => self.decode_streams_of::<true>(j, buf, n, sources),
             _ => self.decode_streams_of::<false>(j, buf, n, sources),
@@ -787,15 +807,15 @@ impl<'a> Decoder<'a> {
         buf: &mut [u8],
         n: usize,
         mut sources: Option<&mut PlaneSources>,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         if let Some(vb) = self.vl.get(j) {
             let src = &self.chunk[vb.cstart..vb.cend];
             if src.len() == n {
                 // Stored raw.
                 memcopy::copy(&mut buf[..n], src);
-                return Ok(());
+                return Ok(false);
             }
-            return self.decode_stream::<LZ4>(src, buf, n);
+            return self.decode_stream::<LZ4>(src, buf, n).map(|_| false);
         }
         let bstart = read_i32(self.chunk, self.h.header_len() + 4 * j)?;
         if bstart <= 0
@@ -836,6 +856,7 @@ impl<'a> Decoder<'a> {
         // Each stream's part is split off `rest` in turn (`chunks_exact_mut` divided the
         // length again); a compressed stream is decoded before, with the rest as its room.
         let mut rest = buf;
+        let mut zero_runs = 0;
         for k in 0..nstreams {
             let csize =
                 read_i32(self.chunk, pos).map_err(|e| e.context(format_args!("stream {k}")))?;
@@ -860,6 +881,7 @@ impl<'a> Decoder<'a> {
             rest = tail;
             if csize == 0 {
                 fill_run(sources.as_deref_mut(), k, 0, part);
+                zero_runs += 1;
             } else if csize < 0 {
                 let token = *self.chunk.get(pos).ok_or_else(|| {
                     Error::corrupt(format_args!(
@@ -887,7 +909,7 @@ impl<'a> Decoder<'a> {
                 pos += neblock;
             }
         }
-        Ok(())
+        Ok(zero_runs == nstreams)
     }
 
     /// Decodes one compressed stream (its callers copy streams stored raw) to exactly `n`
@@ -1200,5 +1222,94 @@ pub(crate) fn fill_pattern(dst: &mut [u8], pattern: &[u8]) {
         let n = filled.min(dst.len() - filled);
         dst.copy_within(..n, filled);
         filled += n;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chunk::compress::{CParams, Context, SplitMode};
+
+    #[test]
+    fn blocks_of_zero_runs_are_filled_only_where_undoing_the_filters_gives_zeros() {
+        // A block whose streams are all runs of zeros is filled with zeros where
+        // `filters_keep_zeros` says so: undoing the filters for real must give zeros there,
+        // block 0 being data (delta XORs it into the others).
+        let ids = [
+            filters::NOFILTER,
+            filters::SHUFFLE,
+            filters::BITSHUFFLE,
+            filters::DELTA,
+            filters::TRUNC_PREC,
+            filters::NDCELL,
+            filters::NDMEAN,
+            filters::BYTEDELTA_BUGGY,
+            filters::BYTEDELTA,
+            filters::INT_TRUNC,
+            7, // unknown
+        ];
+        let metas = [0u8, 2, 13, 60, (-3i8) as u8];
+        let mut filled = Vec::new();
+        for typesize in [1, 2, 3, 4, 8, 12, 16] {
+            let blocksize = 4096 / typesize * typesize;
+            let src: Vec<u8> = (0..2 * blocksize)
+                .map(|i| {
+                    if i < blocksize {
+                        (i * 7 + i / 13) as u8 | 1
+                    } else {
+                        0
+                    }
+                })
+                .collect();
+            let params = CParams {
+                filters: [0; 6],
+                typesize,
+                blocksize,
+                splitmode: SplitMode::Never,
+                ..CParams::default()
+            };
+            let mut chunk = Context::new(params).unwrap().compress_to_vec(&src).unwrap();
+            for (&a, &b, &meta) in ids
+                .iter()
+                .flat_map(|a| ids.iter().map(move |b| (a, b)))
+                .flat_map(|(a, b)| metas.iter().map(move |m| (a, b, m)))
+            {
+                // The header's pipeline (bytes 16-21, metas 24-29), which nothing checks
+                // against the streams.
+                chunk[16..22].copy_from_slice(&[0, 0, 0, 0, a, b]);
+                chunk[24..30].copy_from_slice(&[0, 0, 0, 0, meta, meta]);
+                let dec = Decoder::new(&chunk).unwrap();
+                if !dec.filters_keep_zeros() {
+                    continue;
+                }
+                filled.push((a, b));
+                let (mut x, mut y) = (vec![0u8; blocksize], vec![0u8; blocksize]);
+                let mut out = vec![0xa5u8; blocksize];
+                let block0 = &src[..blocksize];
+                let undone = dec.unfilter(1, &mut out, Some(block0), &mut x, &mut y, None);
+                if let Err(e) = undone {
+                    panic!("{a} {b} (meta {meta}), typesize {typesize}: filled, but refused: {e}");
+                }
+                assert!(
+                    out.iter().all(|&v| v == 0),
+                    "filters {a}, {b} (meta {meta}), typesize {typesize}"
+                );
+            }
+        }
+        // The pipelines that matter are among them, and no delta, n-dim or unknown filter.
+        for pair in [
+            (filters::NOFILTER, filters::SHUFFLE),
+            (filters::NOFILTER, filters::BITSHUFFLE),
+            (filters::SHUFFLE, filters::BYTEDELTA),
+            (filters::TRUNC_PREC, filters::SHUFFLE),
+            (filters::INT_TRUNC, filters::BITSHUFFLE),
+            (filters::BYTEDELTA_BUGGY, filters::NOFILTER),
+        ] {
+            assert!(filled.contains(&pair), "{pair:?} not filled");
+        }
+        let others = [filters::DELTA, filters::NDCELL, filters::NDMEAN, 7];
+        assert!(!filled
+            .iter()
+            .any(|(a, b)| others.contains(a) || others.contains(b)));
     }
 }
