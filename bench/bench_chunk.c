@@ -66,6 +66,17 @@ static dataset make(const char *name, int typesize) {
     }
   } else if (!strcmp(name, "zeros")) {
     memset(d.data, 0, g_len);
+  } else if (!strcmp(name, "sparse_f64")) {
+    /* smooth_f64's values in runs of 16-64 KiB between runs of zeros of 64 KiB-1 MiB: whole
+     * blocks of zeros and blocks partly zero, as in sparse arrays and the padding of an n-dim
+     * array's edge chunks. */
+    double *v = (double *)d.data;
+    size_t n = g_len / 8, i = 0;
+    for (int values = 1; i < n; values = !values) {
+      s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+      size_t end = i + (values ? 2048 + s % 6144 : 8192 + s % 122880);
+      for (; i < n && i < end; i++) v[i] = values ? sin(i * 1e-4) * 1000.0 + i * 1e-3 : 0.0;
+    }
   }
   return d;
 }
@@ -243,12 +254,13 @@ int main(int argc, char **argv) {
   }
   if (g_reps > 64) g_reps = 64;
   blosc2_init();
-  dataset sets[6];
+  dataset sets[7];
   int nsets = 0;
   sets[nsets++] = make("smooth_f64", 8);
   sets[nsets++] = make("incr_i32", 4);
   sets[nsets++] = make("random", 1);
   sets[nsets++] = make("zeros", 8);
+  sets[nsets++] = make("sparse_f64", 8);
   if (make_rainfall(rain, &sets[nsets])) nsets++;
 
   /* memcpy ceiling */
