@@ -498,10 +498,9 @@ impl Context {
         for (&id, &m) in p.filters.iter().zip(&p.filters_meta) {
             let stays = match id {
                 filters::NOFILTER => continue,
-                filters::SHUFFLE | filters::BITSHUFFLE | filters::BYTEDELTA => true,
                 filters::TRUNC_PREC => filters::trunc_prec::zeroed_bits(m as i8, typesize).is_ok(),
                 filters::INT_TRUNC => filters::int_trunc::zeroed_bits(m as i8, typesize).is_ok(),
-                _ => false,
+                other => filters::pipeline::keeps_zeros(other),
             };
             if !stays {
                 return false;

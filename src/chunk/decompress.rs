@@ -12,7 +12,7 @@ use super::header::{self, ChunkHeader, SpecialValue};
 use crate::codecs;
 use crate::error::{Error, Result};
 use crate::filters;
-use crate::filters::pipeline::{is_noop_backward, Undo};
+use crate::filters::pipeline::{is_noop_backward, keeps_zeros, Undo};
 use crate::memcopy;
 use crate::pool::{BufferStash, Pool};
 
@@ -770,10 +770,7 @@ impl<'a> Decoder<'a> {
     /// streams are all runs of zeros.
     #[inline(never)]
     fn filters_keep_zeros(&self) -> bool {
-        use filters::{BITSHUFFLE, BYTEDELTA, BYTEDELTA_BUGGY, SHUFFLE};
-        self.h.filters().iter().all(|&id| {
-            is_noop_backward(id) || matches!(id, SHUFFLE | BITSHUFFLE | BYTEDELTA | BYTEDELTA_BUGGY)
-        })
+        (self.h.filters().iter()).all(|&id| is_noop_backward(id) || keeps_zeros(id))
     }
 
     /// Decodes the compressed streams of block `j` into the first `n` bytes of `buf`; what

@@ -23,6 +23,14 @@ pub fn is_noop_backward(id: u8) -> bool {
     matches!(id, NOFILTER | TRUNC_PREC | INT_TRUNC)
 }
 
+/// Whether filter `id`, applied or undone, makes a block of zeros zeros whatever its meta:
+/// the shuffles move bytes, and bytedelta's differences and sums of zeros are zeros. (Delta
+/// XORs block 0 into the others; the truncations keep zeros only with parameters they
+/// accept.) Blocks of zeros skip such filters both ways.
+pub fn keeps_zeros(id: u8) -> bool {
+    matches!(id, SHUFFLE | BITSHUFFLE | BYTEDELTA | BYTEDELTA_BUGGY)
+}
+
 /// What undoing a filter of a chunk needs beside the filter's id and meta.
 pub struct Undo<'a> {
     /// The chunk's typesize.
