@@ -1,6 +1,7 @@
 //! Codecs: one file each. Blosc2 codec ids are the values stored in frames and chunk headers.
 
 pub mod blosclz;
+mod deflate_codes;
 pub mod lz4;
 pub mod lz4_block;
 pub mod probe;
