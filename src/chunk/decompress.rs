@@ -608,7 +608,11 @@ impl<'a> Decoder<'a> {
         } else {
             // Streams go straight to `out` when nothing is left to undo.
             let n = out.len();
-            self.decode_streams(j, out, n, None).map(|_| ())
+            self.decode_streams(j, out, n, None).map(|zeros| {
+                if zeros {
+                    out.fill(0);
+                }
+            })
         };
         result.map_err(|e| e.context(format_args!("chunk block {j}")))
     }
@@ -647,7 +651,11 @@ impl<'a> Decoder<'a> {
             let n = out.len();
             let a = aligned_with_slack(a, n);
             let mut sources = PlaneSources::new(runs);
-            self.decode_streams(j, a, n, self.planes_in_place.then_some(&mut sources))?;
+            let in_place = self.planes_in_place.then_some(&mut sources);
+            let unwritten = in_place.is_none();
+            if self.decode_streams(j, a, n, in_place)? && unwritten {
+                a[..n].fill(0);
+            }
             let a = &a[..n];
             let mut planes: [&[u8]; MAX_PLANE_SOURCES] = [&[]; MAX_PLANE_SOURCES];
             self.planes(&sources, a, n / ts, &mut planes);
@@ -745,12 +753,17 @@ impl<'a> Decoder<'a> {
         let mut sources = keep.then(|| PlaneSources::new(runs));
         let n = out.len();
         let zeros = self.decode_streams(j, a, n, sources.as_mut())?;
-        if zeros && self.filters_keep_zeros() {
-            // What undoing the filters would make of the block, without them (c-blosc2 fills
-            // the streams and undoes them): blocks of zeros in sparse data and in the padding
-            // of an n-dim array's edge chunks.
-            out.fill(0);
-            return Ok(());
+        if zeros {
+            if self.filters_keep_zeros() {
+                // What undoing the filters would make of the block, without them (c-blosc2
+                // fills the streams and undoes them): blocks of zeros in sparse data and in
+                // the padding of an n-dim array's edge chunks.
+                out.fill(0);
+                return Ok(());
+            }
+            if sources.is_none() {
+                a[..n].fill(0);
+            }
         }
         let a = &mut a[..n];
         match (self.only_unshuffle, &sources) {
@@ -777,7 +790,8 @@ impl<'a> Decoder<'a> {
     /// follows them in `buf` is room the decoders may write over ([`STREAM_SLACK`]). With
     /// `sources`, streams stored raw stay in the chunk and runs of one byte are not written
     /// out: `sources` says where the unshuffle reads them instead. Returns whether every
-    /// stream was a run of zeros.
+    /// stream was a run of zeros; without `sources`, the block's bytes in `buf` are then left
+    /// as they were, for the caller to fill.
     ///
     /// The codec is picked once for all the block's streams: LZ4 without a dictionary, the
     /// most common, has a streams' loop of its own, without the per-stream dispatch.
@@ -852,12 +866,22 @@ impl<'a> Decoder<'a> {
         }
         // Each stream's part is split off `rest` in turn (`chunks_exact_mut` divided the
         // length again); a compressed stream is decoded before, with the rest as its room.
-        let mut rest = buf;
+        // Without `sources`, leading runs of zeros are written only once a stream of another
+        // kind follows them: a block of nothing but is left to the caller, whose filters may
+        // keep it zeros without a pass over the scratch.
+        let defer_zeros = sources.is_none();
+        // `deferred`: the bytes of the leading runs of zeros not written yet.
+        let (mut rest, mut deferred) = (buf, 0);
         let mut zero_runs = 0;
         for k in 0..nstreams {
             let csize =
                 read_i32(self.chunk, pos).map_err(|e| e.context(format_args!("stream {k}")))?;
             pos += 4;
+            if deferred != 0 && csize != 0 {
+                let (head, tail) = std::mem::take(&mut rest).split_at_mut(deferred);
+                head.fill(0);
+                (rest, deferred) = (tail, 0);
+            }
             let stream = |pos: usize, csize: usize| {
                 self.chunk.get(pos..pos + csize).ok_or_else(|| {
                     Error::corrupt(format_args!(
@@ -872,6 +896,12 @@ impl<'a> Decoder<'a> {
                     .map_err(|e| e.context(format_args!("stream {k}")))?;
                 pos += csize;
                 rest = &mut std::mem::take(&mut rest)[neblock..];
+                continue;
+            }
+            if csize == 0 && defer_zeros && zero_runs == k {
+                // (written above, or by the caller)
+                zero_runs += 1;
+                deferred += neblock;
                 continue;
             }
             let (part, tail) = std::mem::take(&mut rest).split_at_mut(neblock);
@@ -1308,5 +1338,74 @@ mod tests {
         assert!(!filled
             .iter()
             .any(|(a, b)| others.contains(a) || others.contains(b)));
+    }
+
+    /// Blocks split into streams that are runs of zeros before, between and after others,
+    /// and blocks of nothing but (split or not; the decoder writes their zeros only where the
+    /// filters need them), decode to the input whole and in parts, into buffers of stale bytes. Block 6 is
+    /// a copy of block 0, so after a delta its streams are all runs of zeros.
+    #[test]
+    fn streams_after_runs_of_zeros_land_where_they_belong() {
+        let (typesize, blocksize, nblocks) = (4, 4096, 8);
+        let full = |i: u32| i.wrapping_mul(2_654_435_761) | 0x0101_0101;
+        let items = blocksize / typesize;
+        let src: Vec<u8> = (0..nblocks * items)
+            .flat_map(|n| {
+                let (b, i) = (n / items, (n % items) as u32);
+                let quarter = i as usize * 4 / items;
+                let v = match b {
+                    1 => 0,
+                    0 | 2 | 6 => full(i) << 16, // planes 0 and 1 zeros
+                    3 => full(i) >> 16,         // planes 2 and 3 zeros
+                    4 => [0, 0, full(i), full(i)][quarter], // unshuffled: streams 0, 1 zeros
+                    5 => [0, full(i), 0, 0][quarter],
+                    _ => (full(i) & 0xff) << 8,
+                };
+                v.to_le_bytes()
+            })
+            .collect();
+        let pipelines: [&[u8]; 6] = [
+            &[],
+            &[filters::SHUFFLE],
+            &[filters::BITSHUFFLE],
+            &[filters::SHUFFLE, filters::BYTEDELTA],
+            &[filters::DELTA, filters::SHUFFLE],
+            &[filters::DELTA],
+        ];
+        let splits = [SplitMode::Always, SplitMode::Never];
+        for codec in [
+            crate::codecs::BLOSCLZ,
+            crate::codecs::LZ4,
+            crate::codecs::ZSTD,
+        ] {
+            for (pipeline, splitmode) in pipelines
+                .iter()
+                .flat_map(|p| splits.iter().map(move |&s| (p, s)))
+            {
+                let mut ids = [0u8; 6];
+                ids[6 - pipeline.len()..].copy_from_slice(pipeline);
+                let params = CParams {
+                    codec,
+                    filters: ids,
+                    typesize,
+                    blocksize,
+                    splitmode,
+                    ..CParams::default()
+                };
+                let chunk = Context::new(params).unwrap().compress_to_vec(&src).unwrap();
+                let what = format!("codec {codec}, filters {pipeline:?}, {splitmode:?}");
+                let mut out = vec![0xa5u8; src.len()];
+                assert_eq!(decompress(&chunk, &mut out).unwrap(), src.len(), "{what}");
+                assert!(out == src, "{what}");
+                for b in 0..nblocks {
+                    // Items from the middle of each block: only those are gathered.
+                    let start = b * items + items / 3;
+                    let mut part = vec![0xa5u8; 16 * typesize];
+                    getitem(&chunk, start, 16, &mut part).unwrap();
+                    let at = start * typesize;
+                    assert!(part == src[at..at + part.len()], "{what}, block {b}");
+                }
+            }
+        }
     }
 }
