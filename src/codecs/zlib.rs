@@ -7,15 +7,19 @@
 //! it is faster than zlib-ng: measured over 30 kinds of data (runs, sparse noise, text,
 //! quantized and smooth floats, counters; unfiltered, shuffled, 256 KiB streams), every stream
 //! below 16:1 decoded 1.08-1.46x faster, between 16:1 and 35:1 0.94-1.30x, and above that
-//! streams of long short-distance repeats 0.17-0.6x (zlib-ng fills those with memset). From
-//! 16:1 to 64:1, libdeflate also takes streams of 256 KiB or more whose first block's codes
-//! promise matches shorter than 100 bytes on average (`deflate_codes`). Over 16 kinds of data
-//! (unfiltered, shuffled and bitshuffled, 256 KiB and 1 MiB streams: clevels 5 and 9), the
-//! streams of that band taken so decoded there 1.06-1.36x faster (counters, held values, masks,
-//! sparse noise), but bitshuffled masks 0.82-0.88x and a few of sparse floats 0.93-1.00x; those
-//! of longer matches (runs of zeros between values), which stay with zlib-ng, mostly 0.74-0.98x.
-//! Shorter streams are not taken: at 64 KiB, held values shuffled decoded at 0.55x and
-//! shuffled timestamps at 0.33x in libdeflate with matches as short. Any stream libdeflate does
+//! streams of long short-distance repeats 0.17-0.6x (zlib-ng fills those with memset).
+//!
+//! Streams of 256 KiB or more from 8:1 to 64:1 are also told apart by the mean match length
+//! their first block's codes promise (`deflate_codes`), measured per stream over 16 kinds of
+//! data (unfiltered, shuffled and bitshuffled; 256 KiB and 1 MiB streams, clevels 5 and 9):
+//! - from 16:1, matches shorter than 100 bytes go to libdeflate: 1.06-1.36x zlib-ng's speed
+//!   (counters, held values, masks, sparse noise), but 0.82-0.88x on bitshuffled masks;
+//! - below 16:1, matches of 200 bytes or more go to zlib-ng: runs of zeros between values,
+//!   which libdeflate decoded at 0.60-0.96x (shuffled), 0.82-1.17x (unfiltered) and
+//!   0.84-1.03x (bitshuffled), and quantized floats bitshuffled, 0.89-0.95x.
+//!
+//! Shorter streams go by their ratio alone: at 64 KiB, libdeflate decoded shuffled held values
+//! at 0.55x and shuffled timestamps at 0.33x with matches as short. Any stream libdeflate does
 //! not decode in full is handed to zlib-ng, whose verdict and message stand. One kind of
 //! invalid stream libdeflate takes where zlib-ng (and so c-blosc2) does not: length symbols
 //! 286 and 287, which only a fixed-code block can hold and RFC 1951 leaves unused, read as
@@ -119,19 +123,25 @@ fn zlib_ng_decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
 /// Whether `src` is a stream libdeflate decodes faster than zlib-ng (see the module comment).
 fn suits_libdeflate(src: &[u8], out_len: usize) -> bool {
     let below = |ratio: usize| src.len().saturating_mul(ratio) > out_len;
-    below(16)
-        || (out_len >= SHORT_MATCHES_CHECKED_FROM
-            && below(64)
-            && deflate_codes::mean_match_length(src).is_some_and(|m| m < SHORT_MATCHES))
+    if out_len < MATCHES_CHECKED_FROM || below(8) || !below(64) {
+        return below(16);
+    }
+    match deflate_codes::mean_match_length(src) {
+        Some(mean) if below(16) => mean < LONG_MATCHES,
+        Some(mean) => mean < SHORT_MATCHES,
+        None => below(16),
+    }
 }
 
+/// Streams of 8:1 to 16:1 whose first block promises matches this long on average, or
+/// longer, decode faster in zlib-ng: runs of zeros between values.
+const LONG_MATCHES: u32 = 200;
 /// Streams of 16:1 to 64:1 whose first block promises matches shorter than this on average
-/// decode faster in libdeflate; longer matches are mostly runs, which zlib-ng fills faster
-/// (see the module comment).
+/// decode faster in libdeflate.
 const SHORT_MATCHES: u32 = 100;
-/// Shorter streams are not checked (see the module comment). Reading the codes takes about
-/// 1 µs, 1% of the decoding time of a 256 KiB stream at 22:1.
-const SHORT_MATCHES_CHECKED_FROM: usize = 256 << 10;
+/// Shorter streams go by their ratio alone (see the module comment). Reading the codes takes
+/// about 1 µs, 1% of the decoding time of a 256 KiB stream at 22:1.
+const MATCHES_CHECKED_FROM: usize = 256 << 10;
 
 struct Decompressor(NonNull<ld::libdeflate_decompressor>);
 impl Drop for Decompressor {
@@ -183,8 +193,10 @@ mod tests {
     }
 
     /// Data on both sides of the 16:1 line: words picked at random (about 5:1, libdeflate),
-    /// long runs (hundreds to one, zlib-ng), and 256 KiB of counters (a 4-byte count repeated
-    /// 10 times: from clevel 5, 22:1 in matches of 36-40 bytes, libdeflate).
+    /// long runs (hundreds to one, zlib-ng); and streams of 256 KiB the mean length of their
+    /// matches decides from clevel 5 (zlib-ng's level 1 has no codes to read): counters (a
+    /// 4-byte count repeated 10 times: 22:1 in matches of 36-40 bytes, libdeflate) and noise
+    /// between runs of zeros (about 12:1 in matches of 258 bytes, zlib-ng).
     fn samples() -> Vec<Vec<u8>> {
         let words: [&[u8]; 8] = [
             b"frame ", b"chunk ", b"block ", b"blosc ", b"zlib ", b"the ", b"of ", b"a ",
@@ -198,10 +210,22 @@ mod tests {
             text.extend_from_slice(words[(x % 8) as usize]);
         }
         let counters = (0..65536u32).flat_map(|i| (i / 10).to_le_bytes()).collect();
+        let mut sparse = Vec::new();
+        while sparse.len() < 256 << 10 {
+            for _ in 0..2048 {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                sparse.push(x as u8);
+            }
+            sparse.resize(sparse.len() + 14_336 + (x % 16_384) as usize, 0);
+        }
+        sparse.truncate(256 << 10);
         vec![
             text,
             (0..100_000u32).map(|i| (i / 5000) as u8).collect(),
             counters,
+            sparse,
         ]
     }
 
@@ -216,6 +240,14 @@ mod tests {
                 if i == 2 && clevel > 1 {
                     // Past 16:1: libdeflate for the length of its matches.
                     assert!(c.len() * 16 < src.len() && fast, "clevel {clevel}");
+                }
+                if i == 3 && clevel > 1 {
+                    // Below 16:1: zlib-ng for the length of its matches.
+                    let ratio = src.len() / c.len();
+                    assert!(
+                        (8..16).contains(&ratio) && !fast,
+                        "clevel {clevel}: {ratio}:1"
+                    );
                 }
                 let mut back = vec![0u8; src.len()];
                 assert_eq!(decompress(&c, &mut back).unwrap(), src.len());
