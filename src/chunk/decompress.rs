@@ -899,7 +899,7 @@ impl<'a> Decoder<'a> {
                 continue;
             }
             if csize == 0 && defer_zeros && zero_runs == k {
-                // (written above, or by the caller)
+                // Written once another kind of stream follows (above), else by the caller.
                 zero_runs += 1;
                 deferred += neblock;
                 continue;
@@ -1342,8 +1342,8 @@ mod tests {
 
     /// Blocks split into streams that are runs of zeros before, between and after others,
     /// and blocks of nothing but (split or not; the decoder writes their zeros only where the
-    /// filters need them), decode to the input whole and in parts, into buffers of stale bytes. Block 6 is
-    /// a copy of block 0, so after a delta its streams are all runs of zeros.
+    /// filters need them), decode to the input whole and in parts, into buffers of stale
+    /// bytes. Block 6 is a copy of block 0, so after a delta its streams are all runs of zeros.
     #[test]
     fn streams_after_runs_of_zeros_land_where_they_belong() {
         let (typesize, blocksize, nblocks) = (4, 4096, 8);

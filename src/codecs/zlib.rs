@@ -19,12 +19,12 @@
 //!   0.84-1.03x (bitshuffled), and quantized floats bitshuffled, 0.89-0.95x.
 //!
 //! Shorter streams go by their ratio alone: at 64 KiB, libdeflate decoded shuffled held values
-//! at 0.55x and shuffled timestamps at 0.33x with matches as short. Any stream libdeflate does
-//! not decode in full is handed to zlib-ng, whose verdict and message stand. One kind of
-//! invalid stream libdeflate takes where zlib-ng (and so c-blosc2) does not: length symbols
-//! 286 and 287, which only a fixed-code block can hold and RFC 1951 leaves unused, read as
-//! length 258 like symbol 285. Such a stream still has to fill exactly the expected length
-//! and match its Adler-32 (tests: mutated streams).
+//! at 0.55x and shuffled timestamps at 0.33x, their matches under 100 bytes. Any stream
+//! libdeflate does not decode in full is handed to zlib-ng, whose verdict and message stand.
+//! One kind of invalid stream libdeflate takes where zlib-ng (and so c-blosc2) does not:
+//! length symbols 286 and 287, which only a fixed-code block can hold and RFC 1951 leaves
+//! unused, read as length 258 like symbol 285. Such a stream still has to fill exactly the
+//! expected length and match its Adler-32 (tests: mutated streams).
 //!
 //! The `unsafe` blocks are calls into the C libraries with slices we own.
 
