@@ -10,7 +10,7 @@ if [ "${1:-}" = "--no-record" ]; then record=0; shift; fi
 secs=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(chunk_decode chunk_encode frame_open sframe_index ndim_slice frame_ops lz4_block blosclz_encode)
+[ ${#targets[@]} -gt 0 ] || targets=(chunk_decode chunk_encode frame_open sframe_index ndim_slice frame_ops lz4_block blosclz_encode zlib_decode)
 vectors=${B2F_VECTORS:-$PWD/../../shared/vectors}
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked --version 0.13.2
 export RUSTC_BOOTSTRAP=1

@@ -143,6 +143,19 @@ const SHORT_MATCHES: u32 = 100;
 /// about 1 µs, 1% of the decoding time of a 256 KiB stream at 22:1.
 const MATCHES_CHECKED_FROM: usize = 256 << 10;
 
+/// zlib-ng's decode alone, for the fuzz target that checks the decoder picked decodes as
+/// zlib-ng does.
+#[cfg(fuzzing)]
+pub fn zlib_ng_only(src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    zlib_ng_decompress(src, dst)
+}
+
+/// [`deflate_codes::mean_match_length`], for the same fuzz target.
+#[cfg(fuzzing)]
+pub fn mean_match_length(src: &[u8]) -> Option<u32> {
+    deflate_codes::mean_match_length(src)
+}
+
 struct Decompressor(NonNull<ld::libdeflate_decompressor>);
 impl Drop for Decompressor {
     fn drop(&mut self) {
