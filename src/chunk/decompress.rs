@@ -652,8 +652,7 @@ impl<'a> Decoder<'a> {
             let a = aligned_with_slack(a, n);
             let mut sources = PlaneSources::new(runs);
             let in_place = self.planes_in_place.then_some(&mut sources);
-            let unwritten = in_place.is_none();
-            if self.decode_streams(j, a, n, in_place)? && unwritten {
+            if self.decode_streams(j, a, n, in_place)? && !self.planes_in_place {
                 a[..n].fill(0);
             }
             let a = &a[..n];

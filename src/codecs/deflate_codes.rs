@@ -165,7 +165,7 @@ impl<'a> Bits<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codecs::zlib;
+    use crate::codecs::{xorshift, zlib};
 
     fn deflated(src: &[u8], clevel: u8) -> Vec<u8> {
         let mut out = vec![0u8; src.len() + src.len() / 100 + 64];
@@ -173,16 +173,6 @@ mod tests {
         assert!(n > 0);
         out.truncate(n);
         out
-    }
-
-    fn xorshift(seed: u64) -> impl FnMut() -> u64 {
-        let mut x = seed;
-        move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        }
     }
 
     /// Counters whose matches are 36-40 bytes (a 4-byte count repeated 10 times), and runs

@@ -346,16 +346,7 @@ pub fn compress_hc_with_dict(clevel: u8, dict: &[u8], src: &[u8], dst: &mut [u8]
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A xorshift generator: test data that neither codec finds patterns in.
-    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
-        move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        }
-    }
+    use crate::codecs::xorshift;
 
     #[test]
     fn room_after_the_stream_changes_nothing_but_the_speed() {

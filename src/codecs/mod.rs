@@ -28,6 +28,17 @@ fn with_per_thread<T: 'static, R>(
     })
 }
 
+/// A xorshift generator for the codecs' tests: data no codec finds patterns in.
+#[cfg(test)]
+fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}
+
 /// Blosc2 codec ids (`compcode`).
 pub const BLOSCLZ: u8 = 0;
 pub const LZ4: u8 = 1;
