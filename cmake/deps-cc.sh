@@ -61,6 +61,7 @@
 #   1 thread, geometric mean of the compression speed ratios (rows below 1.0): 1 KiB 1.074 (3) ->
 #   1.143 (0), 4 KiB 1.159 (1) -> 1.247 (0), 64 KiB 1.234 (1) -> 1.236 (0); 8 MiB at clevel 7
 #   (three rounds) 1.215 (4) -> 1.258 (0).
+# - libdeflate: clang, without its loop vectorizer (see below).
 # - Everything else: the default compiler.
 # The cc crate runs this from each dependency's build script (.cargo/config.toml), cmake
 # through cmake/zlib-ng-toolchain.cmake; CARGO_PKG_NAME names the dependency either way.
@@ -189,6 +190,17 @@ if [ -n "$clang" ]; then
         */lib/compress/*) compiler=$clang foreign=-fno-ipa-icf-variables pgo=yes ;;
         */lib/decompress/huf_decompress.c" "*) compiler=$clang foreign=-fno-ipa-icf-variables ;;
       esac
+      ;;
+    libdeflate-sys)
+      # clang without the loop vectorizer. clang's build decoded the streams under 8:1 that
+      # libdeflate takes (src/codecs/zlib.rs) 4-7% faster than gcc 12's, but vectorized a loop
+      # that cost matches at offsets under 8 a quarter (unfiltered incr_i32, matches of 36-40
+      # bytes at offset 4); without that, those decode 20-35% faster than gcc's build.
+      # zlib rows of the chunk benchmark, decompression, 1 thread: 64 KiB geometric mean 1.032
+      # -> 1.075 (sparse_f64 0.80 -> 0.91, shuffled smooth_f64 0.86 -> 0.95), 8 MiB 1.099 ->
+      # 1.135 (unfiltered incr_i32 1.03 -> 1.16, sparse_f64 0.95 -> 1.03).
+      compiler=$clang
+      set -- "$@" -fno-vectorize
       ;;
     libz-sys)
       # Flags chosen for clang; gcc rejects their --target.
