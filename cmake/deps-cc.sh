@@ -192,10 +192,11 @@ if [ -n "$clang" ]; then
       esac
       ;;
     libdeflate-sys)
-      # clang without the loop vectorizer. clang's build decoded the streams under 8:1 that
-      # libdeflate takes (src/codecs/zlib.rs) 4-7% faster than gcc 12's, but vectorized a loop
-      # that cost matches at offsets under 8 a quarter (unfiltered incr_i32, matches of 36-40
-      # bytes at offset 4); without that, those decode 20-35% faster than gcc's build.
+      # clang without the loop vectorizer. Time to decode the streams libdeflate takes
+      # (src/codecs/zlib.rs), against gcc 12's build: 8 MiB chunks' streams under 8:1 3-5%
+      # less with clang, 4-7% less without its loop vectorizer; unfiltered incr_i32 (matches of
+      # 36-40 bytes at offset 4) 10.1-12.4 ms with gcc's, 13.4-13.6 with clang's, 8.2-8.3
+      # without the vectorizer (-fno-slp-vectorize alone: 13.4-13.7; bench/RESULTS.md, stop 69).
       # zlib rows of the chunk benchmark, decompression, 1 thread: 64 KiB geometric mean 1.032
       # -> 1.075 (sparse_f64 0.80 -> 0.91, shuffled smooth_f64 0.86 -> 0.95), 8 MiB 1.099 ->
       # 1.135 (unfiltered incr_i32 1.03 -> 1.16, sparse_f64 0.95 -> 1.03).
