@@ -17,7 +17,10 @@
 #   The compressors: clang with the profile (below) where there is one, else gcc, whose
 #   LZ4_compress_fast runs 1.05-1.12x faster than clang's unprofiled one. Measured on Zen 4
 #   against gcc's: shuffled LZ4 compression 0.94-0.99 -> 1.02-1.16 of c-blosc2's speed,
-#   unfiltered incr_i32 and rainfall_f32 1.00-1.05 -> 0.97-1.00. lz4hc.c and lz4frame.c: clang
+#   unfiltered incr_i32 and rainfall_f32 1.00-1.05 -> 0.97-1.00. On Zen 3 (stop 69, 8 MiB, 1
+#   thread, two runs) the same trade, wider: unfiltered incr_i32 0.99 -> 0.92-0.93, rainfall_f32
+#   1.01-1.02 -> 0.99; shuffled incr_i32 1.22-1.24 -> 1.39-1.43, sparse_f64 1.11-1.12 ->
+#   1.27-1.28, rainfall_f32 1.03-1.05 -> 1.09-1.10. Kept. lz4hc.c and lz4frame.c: clang
 #   (LZ4HC compresses 1.05-1.45x faster), lz4hc.c without LLVM's cmov converter (below).
 # - zlib-ng: clang deflates at 0.97 of c-blosc2's speed where gcc reaches 0.72; gcc inflates
 #   at 0.89 where clang reaches 0.70 (a machine without AVX-512). So inflate's sources go to
