@@ -218,24 +218,27 @@ mod tests {
         let words: [&[u8]; 8] = [
             b"frame ", b"chunk ", b"block ", b"blosc ", b"zlib ", b"the ", b"of ", b"a ",
         ];
+        // A 32-bit xorshift, one sequence for both samples that draw from it.
         let mut x = 0x9E37_79B9_u32;
-        let mut text = Vec::new();
-        while text.len() < 100_000 {
+        let mut next = || {
             x ^= x << 13;
             x ^= x >> 17;
             x ^= x << 5;
-            text.extend_from_slice(words[(x % 8) as usize]);
+            x
+        };
+        let mut text = Vec::new();
+        while text.len() < 100_000 {
+            text.extend_from_slice(words[(next() % 8) as usize]);
         }
         let counters = (0..65536u32).flat_map(|i| (i / 10).to_le_bytes()).collect();
         let mut sparse = Vec::new();
         while sparse.len() < 256 << 10 {
+            let mut last = 0;
             for _ in 0..2048 {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                sparse.push(x as u8);
+                last = next();
+                sparse.push(last as u8);
             }
-            sparse.resize(sparse.len() + 14_336 + (x % 16_384) as usize, 0);
+            sparse.resize(sparse.len() + 14_336 + (last % 16_384) as usize, 0);
         }
         sparse.truncate(256 << 10);
         vec![
