@@ -14,16 +14,10 @@
 #include <time.h>
 
 #include "b2frame.h"
+#include "bench_data.h"
 #include "bench_util.h"
 
 #define MB (1024.0 * 1024.0)
-
-typedef struct {
-  const char *name;
-  unsigned char *data;
-  size_t len;
-  int typesize;
-} dataset;
 
 static size_t g_len = 8u << 20;
 static int g_reps = 7;
@@ -50,57 +44,6 @@ static int repeats(double t_b2f, double t_c) {
   return k > 200 ? 200 : k;
 }
 
-static dataset make(const char *name, int typesize) {
-  dataset d = {name, malloc(g_len), g_len, typesize};
-  uint64_t s = 42;
-  if (!strcmp(name, "smooth_f64")) {
-    double *v = (double *)d.data;
-    for (size_t i = 0; i < g_len / 8; i++) v[i] = sin(i * 1e-4) * 1000.0 + i * 1e-3;
-  } else if (!strcmp(name, "incr_i32")) {
-    int32_t *v = (int32_t *)d.data;
-    for (size_t i = 0; i < g_len / 4; i++) v[i] = (int32_t)(i / 10);
-  } else if (!strcmp(name, "random")) {
-    for (size_t i = 0; i < g_len; i++) {
-      s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-      d.data[i] = (unsigned char)s;
-    }
-  } else if (!strcmp(name, "zeros")) {
-    memset(d.data, 0, g_len);
-  } else if (!strcmp(name, "sparse_f64")) {
-    /* smooth_f64's values in runs of 16-64 KiB between runs of zeros of 64 KiB-1 MiB: whole
-     * blocks of zeros and blocks partly zero, as in sparse arrays and the padding of an n-dim
-     * array's edge chunks. */
-    double *v = (double *)d.data;
-    size_t n = g_len / 8, i = 0;
-    for (int values = 1; i < n; values = !values) {
-      s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-      size_t end = i + (values ? 2048 + s % 6144 : 8192 + s % 122880);
-      for (; i < n && i < end; i++) v[i] = values ? sin(i * 1e-4) * 1000.0 + i * 1e-3 : 0.0;
-    }
-  }
-  return d;
-}
-
-/* The real float32 grid of ../shared/bench-data, tiled to the buffer size. */
-static int make_rainfall(const char *path, dataset *d) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return 0;
-  unsigned char buf[1 << 20];
-  size_t n = fread(buf, 1, sizeof buf, f);
-  fclose(f);
-  size_t nbytes = 0;
-  if (b2f_decompress(buf, n, NULL, 0, &nbytes) != B2F_OK) return 0;
-  unsigned char *grid = malloc(nbytes);
-  if (b2f_decompress(buf, n, grid, nbytes, &nbytes) != B2F_OK) return 0;
-  d->name = "rainfall_f32";
-  d->typesize = 4;
-  d->len = g_len;
-  d->data = malloc(g_len);
-  for (size_t i = 0; i < g_len; i += nbytes) memcpy(d->data + i, grid, g_len - i < nbytes ? g_len - i : nbytes);
-  free(grid);
-  return 1;
-}
-
 static const char *codec_name(int c) {
   switch (c) {
     case 0: return "blosclz";
@@ -119,12 +62,6 @@ typedef struct {
   double speed_c, speed_d;   /* b2frame/c-blosc2 speed: median of the per-round ratios */
   double b_ratio, c_ratio;
 } result;
-
-static void *page_alloc(size_t n) {
-  void *p = aligned_alloc(4096, (n + 4095) / 4096 * 4096);
-  if (!p) exit(7);
-  return p;
-}
 
 static result run_case(const dataset *d, int codec, int filter, int nthreads, int clevel) {
   size_t cap = d->len + BLOSC2_MAX_OVERHEAD;
@@ -256,12 +193,12 @@ int main(int argc, char **argv) {
   blosc2_init();
   dataset sets[7];
   int nsets = 0;
-  sets[nsets++] = make("smooth_f64", 8);
-  sets[nsets++] = make("incr_i32", 4);
-  sets[nsets++] = make("random", 1);
-  sets[nsets++] = make("zeros", 8);
-  sets[nsets++] = make("sparse_f64", 8);
-  if (make_rainfall(rain, &sets[nsets])) nsets++;
+  sets[nsets++] = make("smooth_f64", 8, g_len);
+  sets[nsets++] = make("incr_i32", 4, g_len);
+  sets[nsets++] = make("random", 1, g_len);
+  sets[nsets++] = make("zeros", 8, g_len);
+  sets[nsets++] = make("sparse_f64", 8, g_len);
+  if (make_rainfall(rain, g_len, &sets[nsets])) nsets++;
 
   /* memcpy ceiling */
   unsigned char *tmp = malloc(g_len);

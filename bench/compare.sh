@@ -39,20 +39,8 @@ mkdir -p "$out"
 [ -x build/bench/bench_chunk ] ||
   bash bench/run.sh --kib 1 --reps 1 --data zeros --codec 0 --filter 0 --threads 1 >/dev/null
 
-for i in 0 1; do
-  rev=${revs[i]} sha=${shas[i]}
-  tree=$out/src-$sha
-  [ -d "$tree" ] || git worktree add --detach "$tree" "$sha" >/dev/null 2>&1
-  for s in $(seq "$seeds"); do
-    lib=$out/lib/$sha-s$s
-    [ -f "$lib/libb2frame.so.0" ] && continue
-    echo "building $rev ($sha), layout $s" >&2
-    (cd "$tree" && RUSTFLAGS="-C llvm-args=-align-loops=64 -C link-arg=-Wl,--shuffle-sections=.text*=$s" \
-      CARGO_TARGET_DIR=$out/target-s$s cargo build --release --lib --quiet)
-    mkdir -p "$lib"
-    cp "$out/target-s$s/release/libb2frame.so" "$lib/libb2frame.so.0"
-  done
-done
+source bench/layouts.sh
+build_layouts "$out" "$seeds" "${revs[@]}"
 
 results=$out/results-$(date +%Y%m%d-%H%M%S).txt
 for r in $(seq "$rounds"); do
