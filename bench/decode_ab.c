@@ -36,9 +36,18 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--rainfall") && i + 1 < argc) rain = argv[++i];
     else if (nlibs < MAX_LIBS) paths[nlibs++] = argv[i];
+    else {
+      fprintf(stderr, "at most %d libraries\n", MAX_LIBS);
+      return 2;
+    }
   }
-  if (nlibs == 0 || rounds < 1 || rounds > MAX_ROUNDS) {
-    fprintf(stderr, "usage: decode_ab [--kib N] [--codec C] [--filter F] [--data NAME] [--rounds 1-%d] LIB...\n",
+  const char *names[] = {"smooth_f64", "incr_i32", "random", "zeros", "sparse_f64", "rainfall_f32"};
+  int known = 0;
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) known |= !strcmp(data, names[i]);
+  if (nlibs == 0 || rounds < 1 || rounds > MAX_ROUNDS || len == 0 || !known) {
+    fprintf(stderr,
+            "usage: decode_ab [--kib N] [--codec C] [--filter F] [--rounds 1-%d] [--data smooth_f64|incr_i32|"
+            "random|zeros|sparse_f64|rainfall_f32] LIB...\n",
             MAX_ROUNDS);
     return 2;
   }
