@@ -22,7 +22,7 @@ static void *page_alloc(size_t n) {
   return p;
 }
 
-static dataset make(const char *name, int typesize, size_t len) {
+static dataset make_generated(const char *name, int typesize, size_t len) {
   dataset d = {name, malloc(len), len, typesize};
   uint64_t s = 42;
   if (!strcmp(name, "smooth_f64")) {
@@ -71,6 +71,26 @@ static int make_rainfall(const char *path, size_t len, dataset *d) {
   for (size_t i = 0; i < len; i += nbytes) memcpy(d->data + i, grid, len - i < nbytes ? len - i : nbytes);
   free(grid);
   return 1;
+}
+
+/* Every dataset, in the benchmark table's order, with its item size. */
+static const struct {
+  const char *name;
+  int typesize;
+} DATASETS[] = {{"smooth_f64", 8}, {"incr_i32", 4}, {"random", 1},
+                {"zeros", 8},      {"sparse_f64", 8}, {"rainfall_f32", 4}};
+#define NDATASETS (sizeof DATASETS / sizeof *DATASETS)
+
+/* Dataset `name` of `len` bytes into *d (rainfall_f32 from the file `rain`). Returns 0 for an
+ * unknown name or an unreadable file. */
+static int make(const char *name, size_t len, const char *rain, dataset *d) {
+  for (size_t i = 0; i < NDATASETS; i++) {
+    if (strcmp(name, DATASETS[i].name)) continue;
+    if (!strcmp(name, "rainfall_f32")) return make_rainfall(rain, len, d);
+    *d = make_generated(DATASETS[i].name, DATASETS[i].typesize, len);
+    return 1;
+  }
+  return 0;
 }
 
 #endif

@@ -41,12 +41,11 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  const char *names[] = {"smooth_f64", "incr_i32", "random", "zeros", "sparse_f64", "rainfall_f32"};
-  int known = 0;
-  for (size_t i = 0; i < sizeof names / sizeof *names; i++) known |= !strcmp(data, names[i]);
-  if (nlibs == 0 || rounds < 1 || rounds > MAX_ROUNDS || len == 0 || !known) {
+  blosc2_init();
+  dataset d;
+  if (nlibs == 0 || rounds < 1 || rounds > MAX_ROUNDS || len == 0 || !make(data, len, rain, &d)) {
     fprintf(stderr,
-            "usage: decode_ab [--kib N] [--codec C] [--filter F] [--rounds 1-%d] [--data smooth_f64|incr_i32|"
+            "usage: decode_ab [--kib N] [--codec C] [--filter F] [--rounds 1-%d] [--rainfall PATH] [--data smooth_f64|incr_i32|"
             "random|zeros|sparse_f64|rainfall_f32] LIB...\n",
             MAX_ROUNDS);
     return 2;
@@ -60,14 +59,6 @@ int main(int argc, char **argv) {
     }
   }
 
-  blosc2_init();
-  dataset d;
-  if (!strcmp(data, "rainfall_f32")) {
-    if (!make_rainfall(rain, len, &d)) return 1;
-  } else {
-    int typesize = !strcmp(data, "incr_i32") ? 4 : !strcmp(data, "random") ? 1 : 8;
-    d = make(data, typesize, len);
-  }
   blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
   cp.compcode = (uint8_t)codec;
   cp.clevel = (uint8_t)clevel;

@@ -218,14 +218,8 @@ mod tests {
         let words: [&[u8]; 8] = [
             b"frame ", b"chunk ", b"block ", b"blosc ", b"zlib ", b"the ", b"of ", b"a ",
         ];
-        // A 32-bit xorshift, one sequence for both samples that draw from it.
-        let mut x = 0x9E37_79B9_u32;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x
-        };
+        // One sequence for both samples that draw from it.
+        let mut next = crate::codecs::xorshift(0x9E37_79B9);
         let mut text = Vec::new();
         while text.len() < 100_000 {
             text.extend_from_slice(words[(next() % 8) as usize]);
