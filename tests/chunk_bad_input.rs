@@ -113,6 +113,10 @@ fn stream_sizes_outside_the_chunk() {
         put_i32(&mut c2, bstart, bad);
         assert_corrupt(decode(&c2), "run past the chunk");
     }
+    // A block whose first stream's size is cut by the chunk's end.
+    let mut c2 = c.clone();
+    put_i32(&mut c2, 32 + 4, c.len() as i32 - 2);
+    assert_corrupt(decode(&c2), "stream 0: 4 bytes at offset");
     let mut c2 = c.clone();
     put_i32(&mut c2, bstart, -300);
     c2[bstart + 4] = 1;

@@ -204,6 +204,23 @@ fn undo_slots(pipeline: [u8; filters::MAX_FILTERS]) -> (u32, bool) {
     )
 }
 
+/// The little-endian int32 at `at`, if the chunk holds it. (An `Option`, where
+/// [`read_i32`]'s `Result` was built on the stack in the streams' loop.)
+#[inline(always)]
+fn le_i32_at(chunk: &[u8], at: usize) -> Option<i32> {
+    let bytes = chunk.get(at..)?.first_chunk::<4>()?;
+    Some(i32::from_le_bytes(*bytes))
+}
+
+/// Stream `k`'s `len` bytes (its size, or its data) at `at` run past the chunk's end.
+#[cold]
+#[inline(never)]
+fn stream_past_end(k: usize, at: usize, len: usize, chunk_len: usize) -> Error {
+    Error::corrupt(format_args!(
+        "stream {k}: {len} bytes at offset {at} run past the chunk ({chunk_len} bytes)"
+    ))
+}
+
 fn read_i32(chunk: &[u8], at: usize) -> Result<i32> {
     chunk
         .get(at..at + 4)
@@ -599,12 +616,17 @@ impl<'a> Decoder<'a> {
             return Ok(());
         }
         let result = if self.has_filters {
+            // The error leaves the closure through `failed`: returned, the `Result` was
+            // copied byte by byte on the way out, 26 instructions a block.
+            let mut failed = None;
             SCRATCH.with(|s| {
                 let mut s = s.borrow_mut();
                 let Scratch { a, b, runs } = &mut *s;
                 let n = out.len();
-                self.unfilter_block(j, out, dref, aligned_with_slack(a, n), b, runs)
-            })
+                let a = aligned_with_slack(a, n);
+                failed = self.unfilter_block(j, out, dref, a, b, runs).err();
+            });
+            failed.map_or(Ok(()), Err)
         } else {
             // Streams go straight to `out` when nothing is left to undo.
             let n = out.len();
@@ -802,22 +824,31 @@ impl<'a> Decoder<'a> {
         n: usize,
         sources: Option<&mut PlaneSources>,
     ) -> Result<bool> {
-        match (self.h.compformat(), &self.dict) {
-            (header::FORMAT_LZ4, Dict::None) => self.decode_streams_of::<true>(j, buf, n, sources),
-            _ => self.decode_streams_of::<false>(j, buf, n, sources),
+        let lz4 = matches!(
+            (self.h.compformat(), &self.dict),
+            (header::FORMAT_LZ4, Dict::None)
+        );
+        match (lz4, sources.is_some()) {
+            (true, false) => self.decode_streams_of::<true, false>(j, buf, n, None),
+            (true, true) => self.decode_streams_of::<true, true>(j, buf, n, sources),
+            (false, false) => self.decode_streams_of::<false, false>(j, buf, n, None),
+            (false, true) => self.decode_streams_of::<false, true>(j, buf, n, sources),
         }
     }
 
     /// [`Decoder::decode_streams`], whose compressed streams are all LZ4 without a dictionary
     /// if `LZ4`. (A const parameter, not a decoder passed in: passed as a function, it was
     /// called out of line once per stream, and as a closure it ran as many instructions.)
-    fn decode_streams_of<const LZ4: bool>(
+    /// `SOURCES` is whether `sources` may be given: the loop without them is compiled on its
+    /// own, without their branches and the registers they hold.
+    fn decode_streams_of<const LZ4: bool, const SOURCES: bool>(
         &self,
         j: usize,
         buf: &mut [u8],
         n: usize,
-        mut sources: Option<&mut PlaneSources>,
+        sources: Option<&mut PlaneSources>,
     ) -> Result<bool> {
+        let mut sources = sources.filter(|_| SOURCES);
         if let Some(vb) = self.vl.get(j) {
             let src = &self.chunk[vb.cstart..vb.cend];
             if src.len() == n {
@@ -872,9 +903,11 @@ impl<'a> Decoder<'a> {
         // `deferred`: the bytes of the leading runs of zeros not written yet.
         let (mut rest, mut deferred) = (buf, 0);
         let mut zero_runs = 0;
+        let chunk = self.chunk;
         for k in 0..nstreams {
-            let csize =
-                read_i32(self.chunk, pos).map_err(|e| e.context(format_args!("stream {k}")))?;
+            let Some(csize) = le_i32_at(chunk, pos) else {
+                return Err(stream_past_end(k, pos, 4, chunk.len()));
+            };
             pos += 4;
             if deferred != 0 && csize != 0 {
                 let (head, tail) = std::mem::take(&mut rest).split_at_mut(deferred);
@@ -882,12 +915,9 @@ impl<'a> Decoder<'a> {
                 (rest, deferred) = (tail, 0);
             }
             let stream = |pos: usize, csize: usize| {
-                self.chunk.get(pos..pos + csize).ok_or_else(|| {
-                    Error::corrupt(format_args!(
-                        "stream {k}: {csize} bytes at offset {pos} run past the chunk ({} bytes)",
-                        self.chunk.len()
-                    ))
-                })
+                chunk
+                    .get(pos..pos + csize)
+                    .ok_or_else(|| stream_past_end(k, pos, csize, chunk.len()))
             };
             if csize > 0 && csize as usize != neblock {
                 let csize = csize as usize;
