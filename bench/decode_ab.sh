@@ -14,8 +14,9 @@
 # the builds taking turns. A build's ratio is its median over the runs made in the machine's
 # fast phase (c-blosc2 within 1.25 times its quickest time of all runs). Slower, but with
 # several builds in one process a build's speed also depends on the others loaded beside it:
-# there a change that took a 1 KiB row from 0.87 to 0.99 of c-blosc2's speed, build by
-# build in processes of their own, read 0.925 -> 0.911 (bench/RESULTS.md, stop 71).
+# a change that took a 1 KiB row from 0.87 to 0.99 of c-blosc2's speed, measured build by
+# build in processes of their own, read 0.925 -> 0.911 with all of them in one process
+# (bench/RESULTS.md, stop 71).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seeds=3 solo=0
