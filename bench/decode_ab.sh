@@ -40,6 +40,16 @@ for rev in "${revs[@]}"; do
   sha=$(git rev-parse --short "$rev^{commit}")
   for s in $(seq "$seeds"); do libs+=("$out/lib/$sha-s$s/libb2frame.so.0"); done
 done
+# Reads lines that end in a build's ratio and its path; prints each revision's geometric mean
+# of its builds' ratios.
+per_revision() {
+  awk '$NF ~ /\/lib\/[0-9a-f]+-s[0-9]+\// && $(NF - 1) ~ /^[0-9.]+$/ {
+         split($NF, p, "/lib/"); sha = p[2]; sub(/-s[0-9]+\/.*/, "", sha)
+         if (!(sha in n)) order[++k] = sha
+         n[sha]++; logsum[sha] += log($(NF - 1))
+       }
+       END { for (i = 1; i <= k; i++) printf "%s: geometric mean %.3f over %d layouts\n", order[i], exp(logsum[order[i]] / n[order[i]]), n[order[i]] }'
+}
 if [ "$solo" -gt 0 ]; then
   # The first run builds build/bench/decode_ab; the others call it directly.
   bash bench/run.sh --decode-ab "$@" "${libs[0]}" >/dev/null
@@ -48,7 +58,7 @@ if [ "$solo" -gt 0 ]; then
       build/bench/decode_ab "$@" "$lib" |
         awk -v lib="$lib" '$NF == "c-blosc2" { c = $1 } $NF == lib { ratio = $3 } END { print lib, c, ratio }'
     done
-  done | tee /dev/stderr |
+  done |
     awk '{ lib[NR] = $1; c[NR] = $2; ratio[NR] = $3; if (NR == 1 || $2 < fastest) fastest = $2 }
          END {
            for (i = 1; i <= NR; i++) {
@@ -62,19 +72,9 @@ if [ "$solo" -gt 0 ]; then
              for (a = 1; a <= n[l]; a++)  # insertion sort of this build'"'"'s ratios
                for (b = a; b > 1 && v[l, b - 1] > v[l, b]; b--) { t = v[l, b]; v[l, b] = v[l, b - 1]; v[l, b - 1] = t }
              m = n[l] % 2 ? v[l, (n[l] + 1) / 2] : (v[l, n[l] / 2] + v[l, n[l] / 2 + 1]) / 2
-             printf "%.3f median of %d fast runs %s\n", m, n[l], l
-             split(l, p, "/lib/"); sha = p[2]; sub(/-s[0-9]+\/.*/, "", sha)
-             if (!(sha in nl)) shas[++ns] = sha
-             nl[sha]++; logsum[sha] += log(m)
+             printf "median of %d fast runs %.3f %s\n", n[l], m, l
            }
-           for (i = 1; i <= ns; i++) printf "%s: geometric mean %.3f over %d layouts\n", shas[i], exp(logsum[shas[i]] / nl[shas[i]]), nl[shas[i]]
-         }'
+         }' | tee /dev/stderr | per_revision
   exit
 fi
-bash bench/run.sh --decode-ab "$@" "${libs[@]}" | tee /dev/stderr |
-  awk '$NF ~ /\/lib\/[0-9a-f]+-s[0-9]+\// {
-         split($NF, p, "/lib/"); sha = p[2]; sub(/-s[0-9]+\/.*/, "", sha)
-         if (!(sha in n)) order[++k] = sha
-         n[sha]++; logsum[sha] += log($3)
-       }
-       END { for (i = 1; i <= k; i++) printf "%s: geometric mean %.3f over %d layouts\n", order[i], exp(logsum[order[i]] / n[order[i]]), n[order[i]] }'
+bash bench/run.sh --decode-ab "$@" "${libs[@]}" | tee /dev/stderr | per_revision
