@@ -3,8 +3,8 @@
 Each line of RESULTS is `SHA SEED | data | codec | filter | threads | ...` (a bench_chunk row).
 Per revision and row: the median over rounds for each layout (seed), then the geometric mean
 over layouts. Prints, for compression and decompression speed (b2frame/c-blosc2), each
-revision's geometric mean over rows and rows below 1.0, then the rows that moved by 0.03 or
-more between the two.
+revision's geometric mean over rows and its rows below 1.0, then the rows that moved by 0.03
+or more between the two.
 
 Samples taken in one of the machine's slow phases are left out: those where c-blosc2 ran a
 row at under SLOW of its median speed for that row over all samples. For seconds at a time
@@ -75,6 +75,9 @@ def main(path, rev_a, rev_b):
                 f"  {rev}: geometric mean {geomean(xs):.3f}, "
                 f"{sum(x < 1 for x in xs)} rows below 1.0, worst {min(xs):.2f}"
             )
+            below = sorted((r[rev], row) for row, r in per_row.items() if r.get(rev, 1) < 1)
+            for x, row in below:
+                print(f"    below 1.0: {row:<40} {x:.2f}")
         moved = [
             (r[rev_b] - r[rev_a], row, r)
             for row, r in per_row.items()

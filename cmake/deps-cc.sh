@@ -11,9 +11,12 @@
 #   LZ4HC 0.90 -> 0.98-1.00 of c-blosc2's speed at clevel 1, 0.95 -> 1.00 at 5, LZ4 0.97 ->
 #   1.00-1.03; the rest unchanged. Loops aligned to 32 bytes won those rows too but lost 4% on
 #   unfiltered smooth_f64 LZ4HC, whose literal loop then crossed a 64-byte line.
-#   The decoders fill matches at offset 1 with 16-byte stores (cmake/lz4-fill1.h), where
+#   The decoders fill matches at offset 1 with 16-byte stores (cmake/lz4-fills.h), where
 #   clang's build of lz4's loop sets up a vector loop for each: LZ4 on shuffled incr_i32 at 4
-#   KiB decodes at 1.04-1.10 of c-blosc2's speed instead of 0.95-1.03 (bench/RESULTS.md).
+#   KiB decodes at 1.04-1.10 of c-blosc2's speed instead of 0.95-1.03 (bench/RESULTS.md). So
+#   are a block's last matches at offsets 1-7 of 64 bytes or more, which lz4's safe loop
+#   copies 8 bytes at a time, each load waiting for the store before it: 64 KiB of unfiltered
+#   sparse_f64 (a block that ends in 43 KiB of zeros) 0.97 -> 1.81 with LZ4.
 #   The compressors: clang with the profile (below) where there is one, else gcc, whose
 #   LZ4_compress_fast runs 1.05-1.12x faster than clang's unprofiled one. Measured on Zen 4
 #   against gcc's: shuffled LZ4 compression 0.94-0.99 -> 1.02-1.16 of c-blosc2's speed,
@@ -137,19 +140,21 @@ if [ -n "$clang" ]; then
           # the compressors are the second. Sanitizer builds keep it in one piece: clang
           # gives both halves' instrumented globals the same COMDAT groups, and `ld -r` then
           # drops one half's.
-          # Both builds fill offset-1 matches with cmake/lz4-fill1.h (why: there). It acts on
-          # one line of lz4.c; another lz4 without that line decodes as lz4 wrote it.
-          fill1="$(cd "$(dirname "$0")" && pwd)/lz4-fill1.h"
+          # Both builds fill matches with cmake/lz4-fills.h (why: there). It acts on two
+          # lines of lz4.c; another lz4 without them decodes as lz4 wrote it.
+          fills="$(cd "$(dirname "$0")" && pwd)/lz4-fills.h"
           for src in "$@"; do
             case $src in */lz4.c) break ;; esac
           done
-          grep -qF 'MEM_INIT(v, *srcPtr, 8);' "$src" ||
-            echo "deps-cc.sh: $src has no 'MEM_INIT(v, *srcPtr, 8);': lz4-fill1.h does nothing" >&2
+          for line in 'MEM_INIT(v, *srcPtr, 8);' 'LZ4_memcpy(op+4, match, 4);'; do
+            grep -qF "$line" "$src" ||
+              echo "deps-cc.sh: $src has no '$line': lz4-fills.h skips that fill" >&2
+          done
           case " $* " in
-            *" -fsanitize="*) set -- "$@" -include "$fill1" ;;
+            *" -fsanitize="*) set -- "$@" -include "$fills" ;;
             *)
               split_first 'LZ4_decompress_*' '' "$@" -falign-loops=64 \
-                -mllvm --max-bytes-for-alignment=16 -include "$fill1" || exit
+                -mllvm --max-bytes-for-alignment=16 -include "$fills" || exit
               pgo=yes
               ;;
           esac

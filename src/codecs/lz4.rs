@@ -511,35 +511,55 @@ mod tests {
     }
 
     /// lz4's decoder as this crate builds it fills matches at offset 1 with its own stores
-    /// (cmake/lz4-fill1.h): every length, starting at several alignments, followed by a second
+    /// (cmake/lz4-fills.h): every length, starting at several alignments, followed by a second
     /// fill and by tails that end the output inside and past its fast loop's 64-byte margin,
     /// decodes to the runs it names and writes nothing past the output's capacity.
+    fn push_length(block: &mut Vec<u8>, mut rest: usize) {
+        while rest >= 255 {
+            block.push(255);
+            rest -= 255;
+        }
+        block.push(rest as u8);
+    }
+
+    /// Appends a sequence of `literals` then a match of `(length, offset)`, or no match: the
+    /// block's last sequence.
+    fn push_sequence(block: &mut Vec<u8>, literals: &[u8], matched: Option<(usize, u16)>) {
+        let match_bits = matched.map_or(0, |(length, _)| (length - 4).min(15));
+        block.push(((literals.len().min(15) << 4) | match_bits) as u8);
+        if literals.len() >= 15 {
+            push_length(block, literals.len() - 15);
+        }
+        block.extend_from_slice(literals);
+        if let Some((length, offset)) = matched {
+            block.extend(offset.to_le_bytes());
+            if length - 4 >= 15 {
+                push_length(block, length - 4 - 15);
+            }
+        }
+    }
+
+    /// Bytes after the output that lz4 must leave alone.
+    const GUARD: usize = 64;
+
+    /// lz4's `LZ4_decompress_safe` of `block` into `n` bytes of a buffer with [`GUARD`] bytes
+    /// of 0xa5 after them: its result and the buffer.
+    fn lz4_into_guarded(block: &[u8], n: usize) -> (i32, Vec<u8>) {
+        let mut out = vec![0xa5u8; n + GUARD];
+        // SAFETY: valid slices; lz4 writes at most `n` bytes of `out`.
+        let decoded = unsafe {
+            lz4_sys::LZ4_decompress_safe(
+                block.as_ptr().cast(),
+                out.as_mut_ptr().cast(),
+                cint(block.len()),
+                cint(n),
+            )
+        };
+        (decoded, out)
+    }
+
     #[test]
     fn lz4_fills_offset_1_matches_exactly() {
-        fn push_length(block: &mut Vec<u8>, mut rest: usize) {
-            while rest >= 255 {
-                block.push(255);
-                rest -= 255;
-            }
-            block.push(rest as u8);
-        }
-        // A sequence of `literals` then a match of `length` at offset 1, or no match: the
-        // block's last sequence.
-        fn push_sequence(block: &mut Vec<u8>, literals: &[u8], length: Option<usize>) {
-            let match_bits = length.map_or(0, |length| (length - 4).min(15));
-            block.push(((literals.len().min(15) << 4) | match_bits) as u8);
-            if literals.len() >= 15 {
-                push_length(block, literals.len() - 15);
-            }
-            block.extend_from_slice(literals);
-            if let Some(length) = length {
-                block.extend(1u16.to_le_bytes());
-                if length - 4 >= 15 {
-                    push_length(block, length - 4 - 15);
-                }
-            }
-        }
-        const GUARD: usize = 64;
         let mut checked = 0;
         for length in 4..=340 {
             for lead in [1usize, 7, 16] {
@@ -550,8 +570,8 @@ mod tests {
                     let literals: Vec<u8> = (0..lead).map(|i| 0x41 + i as u8).collect();
                     let last: Vec<u8> = (0..tail).map(|i| (i * 7 + 3) as u8).collect();
                     let mut block = Vec::new();
-                    push_sequence(&mut block, &literals, Some(length));
-                    push_sequence(&mut block, &[0xb7], Some(second));
+                    push_sequence(&mut block, &literals, Some((length, 1)));
+                    push_sequence(&mut block, &[0xb7], Some((second, 1)));
                     push_sequence(&mut block, &last, None);
                     let mut expected = literals.clone();
                     expected.resize(lead + length, literals[lead - 1]);
@@ -560,16 +580,7 @@ mod tests {
                     expected.extend_from_slice(&last);
 
                     let n = expected.len();
-                    let mut out = vec![0xa5u8; n + GUARD];
-                    // SAFETY: valid slices; lz4 writes at most `n` bytes of `out`.
-                    let decoded = unsafe {
-                        lz4_sys::LZ4_decompress_safe(
-                            block.as_ptr().cast(),
-                            out.as_mut_ptr().cast(),
-                            cint(block.len()),
-                            cint(n),
-                        )
-                    };
+                    let (decoded, out) = lz4_into_guarded(&block, n);
                     let case = format!("length {length} lead {lead} tail {tail}");
                     assert_eq!(usize::try_from(decoded).ok(), Some(n), "{case}");
                     assert!(out[..n] == expected[..], "{case}");
@@ -582,6 +593,55 @@ mod tests {
             }
         }
         assert_eq!(checked, 337 * 3 * 8);
+    }
+
+    /// lz4's safe loop copies each block's last match; cmake/lz4-fills.h fills the long ones
+    /// at offsets 1-7 16 bytes a store, after lz4's first 8. Every offset up to 9 (0 reads as
+    /// zeros), every length around the fill's bounds and strides: the bytes the match repeats and
+    /// nothing past the output; with fewer than 5 literals after the match, an error.
+    #[test]
+    fn lz4_fills_long_last_matches_at_short_offsets_exactly() {
+        let mut checked = 0;
+        for offset in 0..=9u16 {
+            for lead in [9usize, 16, 30] {
+                for length in (60..=140).chain([257, 1000, 5003]) {
+                    for tail in [4usize, 5, 6, 12, 20, 70] {
+                        let literals: Vec<u8> = (0..lead).map(|i| (i * 29 + 5) as u8).collect();
+                        let last: Vec<u8> = (0..tail).map(|i| (i * 7 + 3) as u8).collect();
+                        let mut block = Vec::new();
+                        push_sequence(&mut block, &literals, Some((length, offset)));
+                        push_sequence(&mut block, &last, None);
+                        let mut expected = literals.clone();
+                        for _ in 0..length {
+                            let back = usize::from(offset);
+                            expected.push(if back == 0 {
+                                0
+                            } else {
+                                expected[expected.len() - back]
+                            });
+                        }
+                        expected.extend_from_slice(&last);
+
+                        let n = expected.len();
+                        let (decoded, out) = lz4_into_guarded(&block, n);
+                        let case =
+                            format!("offset {offset} lead {lead} length {length} tail {tail}");
+                        if tail < 5 {
+                            assert!(decoded < 0, "{case}");
+                        } else {
+                            assert_eq!(usize::try_from(decoded).ok(), Some(n), "{case}");
+                            assert!(out[..n] == expected[..], "{case}");
+                        }
+                        assert!(
+                            out[n..].iter().all(|&b| b == 0xa5),
+                            "{case}: wrote past the end"
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 10 * 3 * 84 * 6);
     }
 
     fn lz4_sys_bound(len: usize) -> usize {
