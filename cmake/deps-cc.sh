@@ -16,7 +16,7 @@
 #   KiB decodes at 1.04-1.10 of c-blosc2's speed instead of 0.95-1.03 (bench/RESULTS.md). So
 #   are a block's last matches at offsets 1-7 of 64 bytes or more, which lz4's safe loop
 #   copies 8 bytes at a time, each load waiting for the store before it: 64 KiB of unfiltered
-#   sparse_f64 (a block that ends in 43 KiB of zeros) 0.97 -> 1.81 with LZ4.
+#   sparse_f64 (a block that ends in 43 KiB of zeros) 0.96 -> 1.69 with LZ4 (stop 72).
 #   The compressors: clang with the profile (below) where there is one, else gcc, whose
 #   LZ4_compress_fast runs 1.05-1.12x faster than clang's unprofiled one. Measured on Zen 4
 #   against gcc's: shuffled LZ4 compression 0.94-0.99 -> 1.02-1.16 of c-blosc2's speed,

@@ -48,11 +48,11 @@ static inline __attribute__((always_inline)) void b2f_lz4_fill1(unsigned char *d
 
 /* lz4's safe loop (sequences that end within 64 bytes of the output's end: most blocks' last
  * match) copies a match at offsets 1-7 8 bytes at a time, each load reading the store just
- * before it: a block that ends in a long run (zero padding, the zeros of a sparse array) decodes that run at a
- * fraction of memset's speed. Once lz4 has written the match's first 8 bytes (at
- * `LZ4_memcpy(op+4, match, 4)`), a match of 64 bytes or more that ends in bounds is filled
- * here with 16-byte stores of its period, up to 8-23 bytes before its end; `op` and `match` move
- * on together, so that lz4's own copy does the rest from filled bytes. */
+ * before it: a block that ends in a long run (zero padding, the zeros of a sparse array)
+ * decodes that run at a fraction of memset's speed. Once lz4 has written the match's first 8
+ * bytes (at `LZ4_memcpy(op+4, match, 4)`), a match of 64 bytes or more that ends in bounds is
+ * filled here with 16-byte stores of its period, up to 8-23 bytes before its end; `op` and
+ * `match` move on together, so that lz4's own copy does the rest from filled bytes. */
 static unsigned char *op __attribute__((unused));
 static unsigned char *cpy __attribute__((unused));
 static unsigned char *oend __attribute__((unused));
@@ -70,7 +70,8 @@ static inline __attribute__((always_inline)) void b2f_lz4_fill_tail(unsigned cha
   /* 16 bytes of the period that ends at `start`; stores `stride` apart (a multiple of the
    * period) continue it. */
   unsigned char bytes[16];
-  for (size_t i = 0; i < 16; i++) bytes[i] = start[(ptrdiff_t)(i % period) - (ptrdiff_t)period];
+  for (size_t i = 0; i < 16; i++)
+    bytes[i] = start[(ptrdiff_t)(i % period) - (ptrdiff_t)period];
   b2f_v16 pattern;
   memcpy(&pattern, bytes, 16);
   size_t const stride = 16 - 16 % period;

@@ -510,10 +510,6 @@ mod tests {
         assert_eq!(streams, 6 * sizes.len() * 3 * 2 * 2);
     }
 
-    /// lz4's decoder as this crate builds it fills matches at offset 1 with its own stores
-    /// (cmake/lz4-fills.h): every length, starting at several alignments, followed by a second
-    /// fill and by tails that end the output inside and past its fast loop's 64-byte margin,
-    /// decodes to the runs it names and writes nothing past the output's capacity.
     fn push_length(block: &mut Vec<u8>, mut rest: usize) {
         while rest >= 255 {
             block.push(255);
@@ -558,6 +554,10 @@ mod tests {
         (decoded, out)
     }
 
+    /// lz4's decoder as this crate builds it fills matches at offset 1 with its own stores
+    /// (cmake/lz4-fills.h): every length, starting at several alignments, followed by a second
+    /// fill and by tails that end the output inside and past its fast loop's 64-byte margin,
+    /// decodes to the runs it names and writes nothing past the output's capacity.
     #[test]
     fn lz4_fills_offset_1_matches_exactly() {
         let mut checked = 0;
