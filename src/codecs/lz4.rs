@@ -539,8 +539,8 @@ mod tests {
     const GUARD: usize = 64;
 
     /// lz4's `LZ4_decompress_safe` of `block` into `n` bytes of a buffer with [`GUARD`] bytes
-    /// of 0xa5 after them: its result and the buffer.
-    fn lz4_into_guarded(block: &[u8], n: usize) -> (i32, Vec<u8>) {
+    /// of 0xa5 after them: its result and the `n` bytes, once the guard is checked untouched.
+    fn lz4_into_guarded(block: &[u8], n: usize, case: &str) -> (i32, Vec<u8>) {
         let mut out = vec![0xa5u8; n + GUARD];
         // SAFETY: valid slices; lz4 writes at most `n` bytes of `out`.
         let decoded = unsafe {
@@ -551,6 +551,11 @@ mod tests {
                 cint(n),
             )
         };
+        assert!(
+            out[n..].iter().all(|&b| b == 0xa5),
+            "{case}: wrote past the end"
+        );
+        out.truncate(n);
         (decoded, out)
     }
 
@@ -580,14 +585,10 @@ mod tests {
                     expected.extend_from_slice(&last);
 
                     let n = expected.len();
-                    let (decoded, out) = lz4_into_guarded(&block, n);
                     let case = format!("length {length} lead {lead} tail {tail}");
+                    let (decoded, out) = lz4_into_guarded(&block, n, &case);
                     assert_eq!(usize::try_from(decoded).ok(), Some(n), "{case}");
-                    assert!(out[..n] == expected[..], "{case}");
-                    assert!(
-                        out[n..].iter().all(|&b| b == 0xa5),
-                        "{case}: wrote past the end"
-                    );
+                    assert!(out == expected, "{case}");
                     checked += 1;
                 }
             }
@@ -623,19 +624,15 @@ mod tests {
                         expected.extend_from_slice(&last);
 
                         let n = expected.len();
-                        let (decoded, out) = lz4_into_guarded(&block, n);
                         let case =
                             format!("offset {offset} lead {lead} length {length} tail {tail}");
+                        let (decoded, out) = lz4_into_guarded(&block, n, &case);
                         if tail < 5 {
                             assert!(decoded < 0, "{case}");
                         } else {
                             assert_eq!(usize::try_from(decoded).ok(), Some(n), "{case}");
-                            assert!(out[..n] == expected[..], "{case}");
+                            assert!(out == expected, "{case}");
                         }
-                        assert!(
-                            out[n..].iter().all(|&b| b == 0xa5),
-                            "{case}: wrote past the end"
-                        );
                         checked += 1;
                     }
                 }
