@@ -149,7 +149,9 @@ fn aligned_with_slack(buf: &mut Vec<u8>, n: usize) -> &mut [u8] {
 /// decoded yet, then this. LZ4's decoder (lz4's and ours alike) keeps to its fast loop while
 /// 64 bytes of room are left; given the stream's exact length, it ended each stream in its
 /// safe loop, which copies the end of a long match a byte at a time (bench/RESULTS.md, stop 52).
-const STREAM_SLACK: usize = 64;
+/// libdeflate needs 299 bytes ([`codecs::zlib::OUTPUT_ROOM`]).
+const STREAM_SLACK: usize = 320;
+const _: () = assert!(STREAM_SLACK >= codecs::zlib::OUTPUT_ROOM);
 
 const LINE: usize = 64;
 
@@ -856,7 +858,9 @@ impl<'a> Decoder<'a> {
                 memcopy::copy(&mut buf[..n], src);
                 return Ok(false);
             }
-            return self.decode_stream::<LZ4>(src, buf, n).map(|_| false);
+            return self
+                .decode_stream::<LZ4>(src, vb.cstart, buf, n)
+                .map(|_| false);
         }
         let bstart = read_i32(self.chunk, self.h.header_len() + 4 * j)?;
         if bstart <= 0
@@ -921,7 +925,7 @@ impl<'a> Decoder<'a> {
             };
             if csize > 0 && csize as usize != neblock {
                 let csize = csize as usize;
-                self.decode_stream::<LZ4>(stream(pos, csize)?, rest, neblock)
+                self.decode_stream::<LZ4>(stream(pos, csize)?, pos, rest, neblock)
                     .map_err(|e| e.context(format_args!("stream {k}")))?;
                 pos += csize;
                 rest = &mut std::mem::take(&mut rest)[neblock..];
@@ -968,13 +972,19 @@ impl<'a> Decoder<'a> {
         Ok(zero_runs == nstreams)
     }
 
-    /// Decodes one compressed stream (its callers copy streams stored raw) to exactly `n`
-    /// bytes at the start of `buf`; LZ4 and BloscLZ take the rest of `buf` as room to write
-    /// over. A stream that decodes to more than `n` bytes there is refused all the same.
+    /// Decodes one compressed stream, at `pos` in the chunk (its callers copy streams stored
+    /// raw), to exactly `n` bytes at the start of `buf`; LZ4, BloscLZ and zlib take the rest
+    /// of `buf` as room to write over. A stream that decodes to more than `n` bytes there is refused all the same.
     /// Inlined into the streams loop: one call and one `Result` through memory less per
     /// stream. With `LZ4`, the chunk's streams are LZ4 without a dictionary.
     #[inline(always)]
-    fn decode_stream<const LZ4: bool>(&self, src: &[u8], buf: &mut [u8], n: usize) -> Result<()> {
+    fn decode_stream<const LZ4: bool>(
+        &self,
+        src: &[u8],
+        pos: usize,
+        buf: &mut [u8],
+        n: usize,
+    ) -> Result<()> {
         if LZ4 {
             // (exactly `n` bytes, or an error)
             return codecs::lz4::decompress(src, buf, n).map(|_| ());
@@ -986,7 +996,11 @@ impl<'a> Decoder<'a> {
                 Dict::Lz4(d) => codecs::lz4::decompress_with_dict(d, src, &mut buf[out])?,
                 _ => codecs::lz4::decompress(src, buf, n)?,
             },
-            header::FORMAT_ZLIB => codecs::zlib::decompress(src, &mut buf[out])?,
+            header::FORMAT_ZLIB => {
+                // The stream with the chunk's bytes after it, for libdeflate to read ahead.
+                let end = (pos + src.len() + codecs::zlib::INPUT_SLACK).min(self.chunk.len());
+                codecs::zlib::decompress(&self.chunk[pos..end], src.len(), buf, n)?
+            }
             header::FORMAT_ZSTD => match &self.dict {
                 Dict::Zstd(d) => codecs::zstd::decompress_with_dict(d, src, &mut buf[out])?,
                 _ => codecs::zstd::decompress(src, &mut buf[out])?,
