@@ -974,9 +974,9 @@ impl<'a> Decoder<'a> {
 
     /// Decodes one compressed stream, at `pos` in the chunk (its callers copy streams stored
     /// raw), to exactly `n` bytes at the start of `buf`; LZ4, BloscLZ and zlib take the rest
-    /// of `buf` as room to write over. A stream that decodes to more than `n` bytes there is refused all the same.
-    /// Inlined into the streams loop: one call and one `Result` through memory less per
-    /// stream. With `LZ4`, the chunk's streams are LZ4 without a dictionary.
+    /// of `buf` as room to write over. A stream that decodes to more than `n` bytes there is
+    /// refused all the same. Inlined into the streams loop: one call and one `Result` through
+    /// memory less per stream. With `LZ4`, the chunk's streams are LZ4 without a dictionary.
     #[inline(always)]
     fn decode_stream<const LZ4: bool>(
         &self,

@@ -103,8 +103,8 @@ pub(super) fn deflate(clevel: u8, src: &[u8], dst: &mut [u8]) -> usize {
 /// libdeflate may read the bytes of `src` after the stream and write over the rest of `buf`
 /// as room: given [`INPUT_SLACK`] bytes after the stream (copied into a padded buffer when
 /// `src` has fewer) and [`OUTPUT_ROOM`] bytes of room (short outputs given less are decoded
-/// into a buffer with room and copied), it keeps to its fast loop to the stream's end. Its decoded bytes must still end where the stream says, at `n`, and its
-/// checksum match them.
+/// into a buffer with room and copied), it keeps to its fast loop to the stream's end. Its
+/// decoded bytes must still end where the stream says, at `n`, and its checksum match them.
 pub fn decompress(src: &[u8], len: usize, buf: &mut [u8], n: usize) -> Result<usize> {
     if len > src.len() || n > buf.len() {
         return Err(Error::invalid(format_args!(
