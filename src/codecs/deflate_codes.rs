@@ -21,12 +21,18 @@ const CODE_LENGTH_ORDER: [usize; 19] = [
 /// The code length code's longest code.
 const CL_BITS: u32 = 7;
 
+/// Whether a zlib header's two bytes say deflate, pass their check and flag no preset
+/// dictionary.
+pub(super) fn zlib_header_ok(cmf: u8, flg: u8) -> bool {
+    let check = u16::from(cmf) << 8 | u16::from(flg);
+    cmf & 0x0f == 8 && check.is_multiple_of(31) && flg & 0x20 == 0
+}
+
 /// The mean match length that the first block's code lengths promise, or `None` where the
 /// stream does not start with a well-formed dynamic block that has length codes.
 pub fn mean_match_length(zlib: &[u8]) -> Option<u32> {
     let (&cmf, &flg) = (zlib.first()?, zlib.get(1)?);
-    // Deflate, a valid header check, no preset dictionary.
-    if cmf & 0x0f != 8 || (u16::from(cmf) << 8 | u16::from(flg)) % 31 != 0 || flg & 0x20 != 0 {
+    if !zlib_header_ok(cmf, flg) {
         return None;
     }
     let mut bits = Bits::new(&zlib[2..]);

@@ -398,9 +398,8 @@ fn libdeflate_decodes(src: &[u8], len: usize, buf: &mut [u8], n: usize) -> bool 
 /// check and no preset dictionary.
 fn zlib_body_len(stream: &[u8]) -> Option<usize> {
     let body_len = stream.len().checked_sub(ZLIB_HEADER + ZLIB_FOOTER)?;
-    let header = u16::from_be_bytes([stream[0], stream[1]]);
-    let valid = header.is_multiple_of(31) && (header >> 8) & 0xf == 8 && header >> 12 <= 7;
-    (valid && header & 0x20 == 0).then_some(body_len)
+    let (cmf, flg) = (stream[0], stream[1]);
+    (deflate_codes::zlib_header_ok(cmf, flg) && cmf >> 4 <= 7).then_some(body_len)
 }
 
 #[cfg(test)]
@@ -556,6 +555,19 @@ mod tests {
             }
         }
         assert_eq!(took_libdeflate, [true, true], "long and short outputs");
+    }
+
+    /// Lengths past the buffers given are refused with a message, not a panic.
+    #[test]
+    fn lengths_past_the_buffers_are_refused() {
+        let src = samples().swap_remove(0);
+        let c = compressed(&src, 5);
+        let mut buf = vec![0u8; src.len()];
+        for (len, n) in [(c.len() + 1, src.len()), (c.len(), src.len() + 1)] {
+            let err = decompress(&c, len, &mut buf, n).unwrap_err();
+            assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+            assert!(err.to_string().contains("zlib: stream of"), "{err}");
+        }
     }
 
     /// The kept inflate state reports what `uncompress` reports, stream after stream on one
