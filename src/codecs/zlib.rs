@@ -31,6 +31,10 @@
 //! streams of long runs and high ratios. It now decodes to the end in its fast loop
 //! ([`INPUT_SLACK`], [`OUTPUT_ROOM`]); the lines were not drawn again (a first look at 64 KiB
 //! streams of 16:1 to 64:1: libdeflate now 0.73-1.86x zlib-ng's speed, no line found).
+//! Under 256 KiB, a line at 32:1 decoded counters and sparse noise 1.15-1.35x faster but
+//! unfiltered held values (long matches at distance 4) at 0.72-0.94x; telling them apart by
+//! the match length costs 2,000-7,500 instructions a stream, up to 10% of a small stream's
+//! decode (bench/RESULTS.md, stop 74).
 //!
 //! libdeflate is built by clang without its loop vectorizer (`cmake/deps-cc.sh`), which
 //! decodes streams under 8:1 in 4-7% less time than gcc's build, and unfiltered counters
