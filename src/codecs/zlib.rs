@@ -340,47 +340,12 @@ fn libdeflate_decodes(src: &[u8], len: usize, buf: &mut [u8], n: usize) -> bool 
         return false;
     };
     let body = &src[ZLIB_HEADER..];
-    let decode = |input: &[u8], buf: &mut [u8]| {
-        // SAFETY: allocation call; NULL is handled by with_per_thread.
-        let make =
-            || NonNull::new(unsafe { ld::libdeflate_alloc_decompressor() }).map(Decompressor);
-        with_per_thread(&DECOMPRESSOR, make, |d| {
-            let (mut consumed, mut produced) = (0usize, 0usize);
-            // SAFETY: a live decompressor owned by this thread and two valid slices;
-            // libdeflate reads at most input.len() bytes and writes at most buf.len().
-            let rc = unsafe {
-                ld::libdeflate_deflate_decompress_ex(
-                    d.0.as_ptr(),
-                    input.as_ptr().cast(),
-                    input.len(),
-                    buf.as_mut_ptr().cast(),
-                    buf.len(),
-                    &mut consumed,
-                    &mut produced,
-                )
-            };
-            let done = rc == ld::libdeflate_result_LIBDEFLATE_SUCCESS;
-            (done && consumed <= body_len && produced == n).then_some(consumed)
-        })
-        .flatten()
-    };
-    let from_input = |buf: &mut [u8]| {
-        if body.len() >= body_len + INPUT_SLACK {
-            return decode(&body[..body_len + INPUT_SLACK], buf);
-        }
-        PADDED.with_borrow_mut(|padded| {
-            padded.clear();
-            padded.extend_from_slice(&body[..body_len]);
-            padded.resize(body_len + INPUT_SLACK, 0);
-            decode(padded, buf)
-        })
-    };
     let consumed = if buf.len() - n >= OUTPUT_ROOM || n > ROOMLESS_COPIED_UP_TO {
-        from_input(buf)
+        inflate_body(body, body_len, buf, n)
     } else {
         PADDED_OUT.with_borrow_mut(|out| {
             out.resize(n + OUTPUT_ROOM, 0);
-            let consumed = from_input(out);
+            let consumed = inflate_body(body, body_len, out, n);
             if consumed.is_some() {
                 buf[..n].copy_from_slice(&out[..n]);
             }
@@ -395,6 +360,47 @@ fn libdeflate_decodes(src: &[u8], len: usize, buf: &mut [u8], n: usize) -> bool 
     let expected = u32::from_be_bytes([src[at], src[at + 1], src[at + 2], src[at + 3]]);
     // SAFETY: buf[..n] is a valid slice.
     unsafe { ld::libdeflate_adler32(1, buf.as_ptr().cast(), n) == expected }
+}
+
+/// libdeflate's decode of the deflate body `body[..body_len]` into exactly the first `n` bytes
+/// of `buf`: the bytes of the body it used, or None. It reads [`INPUT_SLACK`] bytes past the
+/// body, from `body` where it has them, else from a padded copy.
+fn inflate_body(body: &[u8], body_len: usize, buf: &mut [u8], n: usize) -> Option<usize> {
+    if body.len() >= body_len + INPUT_SLACK {
+        return libdeflate_inflate(&body[..body_len + INPUT_SLACK], body_len, buf, n);
+    }
+    PADDED.with_borrow_mut(|padded| {
+        padded.clear();
+        padded.extend_from_slice(&body[..body_len]);
+        padded.resize(body_len + INPUT_SLACK, 0);
+        libdeflate_inflate(padded, body_len, buf, n)
+    })
+}
+
+/// libdeflate's decode of the deflate body at the start of `input` into `buf`: the bytes it
+/// used, if it succeeded using no more than `body_len` of them and producing exactly `n`.
+fn libdeflate_inflate(input: &[u8], body_len: usize, buf: &mut [u8], n: usize) -> Option<usize> {
+    // SAFETY: allocation call; NULL is handled by with_per_thread.
+    let make = || NonNull::new(unsafe { ld::libdeflate_alloc_decompressor() }).map(Decompressor);
+    with_per_thread(&DECOMPRESSOR, make, |d| {
+        let (mut consumed, mut produced) = (0usize, 0usize);
+        // SAFETY: a live decompressor owned by this thread and two valid slices; libdeflate
+        // reads at most input.len() bytes and writes at most buf.len().
+        let rc = unsafe {
+            ld::libdeflate_deflate_decompress_ex(
+                d.0.as_ptr(),
+                input.as_ptr().cast(),
+                input.len(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                &mut consumed,
+                &mut produced,
+            )
+        };
+        let done = rc == ld::libdeflate_result_LIBDEFLATE_SUCCESS;
+        (done && consumed <= body_len && produced == n).then_some(consumed)
+    })
+    .flatten()
 }
 
 /// The length of the deflate body between a zlib header and the Adler-32 footer, if the
