@@ -216,9 +216,11 @@ fn chunk16(s: &[u8]) -> &[u8; 16] {
 fn probe<const HASHLOG: u32>(d: &[u8], htab: &mut HashTable, min_cratio: f64) -> Probe {
     let (slots, base) = htab.begin::<HASHLOG>(d, false);
     let answer = if base == 0 {
-        probe_slots::<HASHLOG, true>(d, slots, 0, min_cratio)
+        probe_slots::<HASHLOG, true, false>(d, slots, 0, min_cratio)
+    } else if probe_tests_bytes_first(d.len().min(1 << HASHLOG)) {
+        probe_slots::<HASHLOG, false, true>(d, slots, base, min_cratio)
     } else {
-        probe_slots::<HASHLOG, false>(d, slots, base, min_cratio)
+        probe_slots::<HASHLOG, false, false>(d, slots, base, min_cratio)
     };
     // Each probed literal writes a slot and counts a byte; a match writes two and counts two
     // or more.
@@ -227,8 +229,9 @@ fn probe<const HASHLOG: u32>(d: &[u8], htab: &mut HashTable, min_cratio: f64) ->
 }
 
 /// [`probe`] on slots given by [`HashTable::begin`] with `base`, which `BASE_0` says is 0
-/// (the table was cleared), so that the instance has no arithmetic on it.
-fn probe_slots<const HASHLOG: u32, const BASE_0: bool>(
+/// (the table was cleared), so that the instance has no arithmetic on it; candidates tested
+/// as [`candidate_matches`] does for `BYTES_FIRST`.
+fn probe_slots<const HASHLOG: u32, const BASE_0: bool, const BYTES_FIRST: bool>(
     d: &[u8],
     htab: &mut Slots,
     base: u32,
@@ -259,7 +262,7 @@ fn probe_slots<const HASHLOG: u32, const BASE_0: bool>(
     while ip < ip_limit {
         // Literals up to where the run fills up, counted once they are passed.
         let run_end = (ip + MAX_COPY - copy).min(ip_limit);
-        let candidate = next_candidate::<HASHLOG>(d, htab, base, ip, run_end);
+        let candidate = next_candidate::<HASHLOG, BYTES_FIRST>(d, htab, base, ip, run_end);
         let literals = candidate.map_or(run_end, |(anchor, _)| anchor) - ip;
         oc += literals as i64;
         copy += literals;
@@ -312,7 +315,7 @@ fn probe_slots<const HASHLOG: u32, const BASE_0: bool>(
 /// literals. A loop of its own, without the probe's counters: on incompressible data the
 /// probe is mostly this loop. `to + 3` must be within `d`.
 #[inline(always)]
-fn next_candidate<const HASHLOG: u32>(
+fn next_candidate<const HASHLOG: u32, const BYTES_FIRST: bool>(
     d: &[u8],
     htab: &mut Slots,
     base: u32,
@@ -326,7 +329,7 @@ fn next_candidate<const HASHLOG: u32>(
         let r = htab[h].wrapping_sub(base) as usize;
         htab[h] = base.wrapping_add(p as u32);
         let distance = p.wrapping_sub(r);
-        if candidate_matches::<false>(d, r, distance, seq) {
+        if candidate_matches::<BYTES_FIRST>(d, r, distance, seq) {
             return Some((p, distance));
         }
     }
@@ -337,14 +340,24 @@ fn next_candidate<const HASHLOG: u32>(
 /// (see [`candidate_matches`]): streams longer than `MAX_FARDISTANCE`. From there on, the
 /// empty slots of a cleared table (position 0) and those earlier uses left are out of reach,
 /// while the slots this stream wrote are in reach, those its other sequences collide with
-/// too: the branch on reach then goes either way, more often as the table fills. The probe
-/// reads at most `1 << HASH_LOG` bytes, so from a cleared table all its candidates are in
-/// reach. c-blosc2 tests the reach first; where the bytes decide, BloscLZ compressed 8 MiB of
-/// unfiltered sparse_f64 (blocks of 128 KiB) with about a sixth of the branch mispredictions
-/// (cachegrind: 132,640 -> 21,589 a chunk).
+/// too: the branch on reach then goes either way, more often as the table fills. c-blosc2
+/// tests the reach first. With the bytes first, 8 MiB of unfiltered sparse_f64 (blocks of
+/// 128 KiB) took about a sixth of the mispredicted branches (cachegrind: 132,640 -> 21,589 a
+/// chunk). Not for shorter streams on a table earlier uses left positions in, where the same
+/// holds from the start: 64 KiB chunks, one stream each, compressed 7-10% slower (unfiltered
+/// sparse_f64 and incr_i32), the selects costing more than the branches saved.
 #[inline]
-fn bytes_first(len: usize) -> bool {
+fn encoder_tests_bytes_first(len: usize) -> bool {
     len > MAX_FARDISTANCE
+}
+
+/// Whether a probe of `len` bytes on a table earlier uses left positions in tests a
+/// candidate's bytes first (the reason as for [`encoder_tests_bytes_first`]): probes of 16
+/// KiB, the longest (clevels 3-9). 8 MiB chunks of 64 KiB streams: shuffled smooth_f64 1.12
+/// -> 1.24 of c-blosc2's speed, shuffled sparse_f64 0.96 -> 0.98; 64 KiB chunks unchanged.
+#[inline]
+fn probe_tests_bytes_first(len: usize) -> bool {
+    len >= 16 << 10
 }
 
 /// Whether position `r`, `distance` back, starts a match for `seq`: c-blosc2's test, in reach
@@ -518,14 +531,14 @@ fn encode_as<const HASHLOG: u32>(
 }
 
 /// [`encode`], the instance for a base of 0 (a cleared table) or not, and for
-/// [`bytes_first`], picked at run time.
+/// [`encoder_tests_bytes_first`], picked at run time.
 fn encode_on<const HASHLOG: u32, const SECOND_HASH: bool, const BYTE_SCAN: bool>(
     d: &[u8],
     out: &mut [u8],
     slots: &mut Slots,
     base: u32,
 ) -> Option<usize> {
-    match (base == 0, bytes_first(d.len())) {
+    match (base == 0, encoder_tests_bytes_first(d.len())) {
         (true, false) => encode::<HASHLOG, SECOND_HASH, BYTE_SCAN, true, false>(d, out, slots, 0),
         (true, true) => encode::<HASHLOG, SECOND_HASH, BYTE_SCAN, true, true>(d, out, slots, 0),
         (false, false) => {
@@ -1040,8 +1053,8 @@ mod tests {
         );
     }
 
-    /// The encoder testing a candidate's bytes first (streams past `MAX_FARDISTANCE`) gives
-    /// the stream and the table of the one testing its reach first: from a cleared table and
+    /// The encoder and the probe testing a candidate's bytes first give the stream, the
+    /// answer and the table of those testing its reach first: from a cleared table and (both)
     /// from one earlier streams left positions in, on long streams of two kinds joined.
     #[test]
     fn testing_the_bytes_first_encodes_as_testing_the_reach_first() {
@@ -1066,6 +1079,26 @@ mod tests {
                 b.len()
             );
             assert!(slots_a[..] == slots_b[..], "base {base}");
+            if BASE_0 {
+                return;
+            }
+            // The probe, over the last 16 KiB, as at clevel 5.
+            let tail = &d[d.len() - (1 << HASH_LOG)..];
+            assert!(probe_tests_bytes_first(tail.len()));
+            let probe = |bytes_first: bool| {
+                let mut slots = Box::new(*slots);
+                let p = if bytes_first {
+                    probe_slots::<HASH_LOG, false, true>(tail, &mut slots, base, 1.2)
+                } else {
+                    probe_slots::<HASH_LOG, false, false>(tail, &mut slots, base, 1.2)
+                };
+                ([p.passes, p.regular], [p.read, p.counted], slots)
+            };
+            let ((a, x, slots_a), (b, y, slots_b)) = (probe(true), probe(false));
+            assert!(
+                a == b && x == y && slots_a[..] == slots_b[..],
+                "{a:?} {x:?}, {b:?} {y:?}"
+            );
         }
         let kinds = kinds();
         let mut x = 0x2545_f491_u32;
@@ -1080,7 +1113,7 @@ mod tests {
         for (first, a) in &kinds {
             for (second, b) in &kinds {
                 let d = [&a[..], &b[..]].concat();
-                assert!(bytes_first(d.len()), "{first} {second}");
+                assert!(encoder_tests_bytes_first(d.len()), "{first} {second}");
                 both::<true>(&d, &Box::new([0; 1 << HASH_LOG]), 0);
                 both::<false>(&d, &stale, base);
             }
