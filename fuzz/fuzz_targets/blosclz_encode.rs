@@ -17,7 +17,9 @@ fuzz_target!(|data: &[u8]| {
     let clevel = mode % 9 + 1;
     let src = if mode & 0x80 != 0 {
         let step = 1 + usize::from(room % 16);
-        let n = (bytes.len() * 16).min(1 << 16) / 4;
+        // Up to 128 KiB: past MAX_FARDISTANCE, where the encoder tests a candidate's bytes
+        // before its reach.
+        let n = (bytes.len() * 32).min(1 << 17) / 4;
         let mut v: Vec<u8> = (0..n)
             .flat_map(|i| ((i / step) as u32).to_le_bytes())
             .collect();
