@@ -1101,14 +1101,12 @@ mod tests {
             );
         }
         let kinds = kinds();
-        let mut x = 0x2545_f491_u32;
-        let mut stale: Box<Slots> = Box::new([0; 1 << HASH_LOG]);
+        // Positions earlier uses left: all `MAX_FARDISTANCE` or more below the base.
         let base = 1_000_000;
+        let mut rnd = crate::codecs::xorshift(0x2545_f491);
+        let mut stale: Box<Slots> = Box::new([0; 1 << HASH_LOG]);
         for slot in stale.iter_mut() {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            *slot = x % (base - MAX_FARDISTANCE as u32);
+            *slot = (rnd() % u64::from(base - MAX_FARDISTANCE as u32)) as u32;
         }
         for (first, a) in &kinds {
             for (second, b) in &kinds {
